@@ -1,0 +1,41 @@
+# Two commands on a fresh machine: `make run` and `make test`. Each builds .venv when missing.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export DAGSTER_HOME := $(CURDIR)/.dagster
+export MEMCORE_HOME ?= $(CURDIR)/.memory
+
+.PHONY: run test test-slow ui install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
+	mkdir -p $(DAGSTER_HOME)
+	cp dagster.yaml $(DAGSTER_HOME)/dagster.yaml
+
+# Materialize the main asset graph in-process on the embedded default, then say where results are.
+run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/python -m assets.run
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+# The Dagster UI on 127.0.0.1:3000.
+ui: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/dagster dev -m assets.definitions -h 127.0.0.1 -p 3000
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

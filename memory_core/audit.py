@@ -1,0 +1,86 @@
+"""The audit chain: one hash-only row per write, each row's hash covering the one before it.
+
+A row names who changed which key and the content hash written, never the value. ``verify``
+recomputes the chain and reports the first row that was edited, removed or moved. The store
+also keeps the chain's head (last seq and hash) apart from the rows, so removing the newest
+row is caught too.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterable
+
+GENESIS_HASH = "0" * 64
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """The fields a write contributes; the store adds seq and the hashes."""
+
+    at: datetime
+    tenant: str
+    scope: str
+    owner_id: str
+    key: str
+    op: str
+    version_ids: str  # comma-separated ids of the version rows the write appended
+    content_sha256: str | None
+    actor: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    seq: int
+    entry: AuditEntry
+    prev_hash: str
+    row_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    ok: bool
+    rows: int
+    problem: str | None = None
+    seq: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"ok": self.ok, "rows": self.rows, "problem": self.problem, "seq": self.seq}
+
+
+def row_hash(seq: int, entry: AuditEntry, prev_hash: str) -> str:
+    payload = [
+        seq, entry.at.isoformat(), entry.tenant, entry.scope, entry.owner_id, entry.key, entry.op,
+        entry.version_ids, entry.content_sha256, entry.actor, prev_hash,
+    ]
+    return hashlib.sha256(json.dumps(payload, separators=(",", ":")).encode("utf-8")).hexdigest()
+
+
+def chain(seq: int, entry: AuditEntry, prev_hash: str) -> AuditRow:
+    return AuditRow(seq=seq, entry=entry, prev_hash=prev_hash, row_hash=row_hash(seq, entry, prev_hash))
+
+
+def verify(rows: Iterable[AuditRow], head: tuple[int, str] | None) -> AuditReport:
+    """Check ``rows`` (in stored seq order) against each other and against the kept ``head``."""
+    expected_prev = GENESIS_HASH
+    count = 0
+    last: AuditRow | None = None
+    for count, row in enumerate(rows, start=1):
+        if row.seq != count:
+            return AuditReport(False, count, f"expected seq {count}, found {row.seq}: a row was removed or moved", row.seq)
+        if row.prev_hash != expected_prev:
+            return AuditReport(False, count, "prev_hash does not match the previous row: the chain is broken", row.seq)
+        if row_hash(row.seq, row.entry, row.prev_hash) != row.row_hash:
+            return AuditReport(False, count, "row_hash does not match the row's fields: the row was edited", row.seq)
+        expected_prev = row.row_hash
+        last = row
+    if head is None:
+        if last is not None:
+            return AuditReport(False, count, "rows exist but the chain head is missing", None)
+        return AuditReport(True, 0)
+    head_seq, head_hash = head
+    if last is None or last.seq != head_seq or last.row_hash != head_hash:
+        return AuditReport(False, count, f"the chain ends before its recorded head (seq {head_seq})", head_seq)
+    return AuditReport(True, count)

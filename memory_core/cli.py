@@ -1,0 +1,147 @@
+"""``memcore``: the Memory tool from a shell.
+
+Every command takes ``--json`` and then prints exactly one JSON document on stdout. An error
+prints ``{"error": {"code", "status", "message"}}``, exits non-zero, and changes nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable, NoReturn, Sequence
+
+from .api import Memory, MemoryTool
+from .config import resolve_home
+from .errors import IdentityIncomplete, InvalidInput, MemcoreError
+from .identity import Identity
+from .model import FactVersion, WriteResult
+from .temporal import iso
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class UsageError(InvalidInput):
+    status = 400
+    code = "USAGE"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # argparse would print usage and exit 2 on its own
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print exactly one JSON document on stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="memcore", description="The memory_core Memory tool.")
+    p.add_argument("--home", help="memory home folder (default: $MEMCORE_HOME, else ./.memory)")
+    p.add_argument("--tenant", help="run identity: tenant")
+    p.add_argument("--user", help="run identity: user (the subject)")
+    p.add_argument("--agent", help="run identity: agent")
+    p.add_argument("--session", help="run identity: session")
+    p.add_argument("--run", help="run identity: run id")
+    p.add_argument("--model", help="run identity: model that produced the writes")
+    p.add_argument("--admin", action="store_true", help="admin grant (needed for scope global)")
+    _json_flag(p)
+    sub = p.add_subparsers(dest="op", required=True, parser_class=_Parser, metavar="OP")
+
+    def op(name: str, help_text: str, key: bool = True) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        if key:
+            sp.add_argument("key")
+        if name != "audit":
+            sp.add_argument("--scope", default="user", help="agent | user | tenant | global (default: user)")
+        _json_flag(sp)
+        return sp
+
+    s = op("set", "state a value under a key")
+    s.add_argument("value", help="a JSON value; text that is not JSON is stored as a string")
+    s.add_argument("--string", action="store_true", help="store VALUE as a string even if it parses as JSON")
+    s.add_argument("--valid-at", help="when it became true (ISO-8601 with zone; default now)")
+    s.add_argument("--invalid-at", help="when it stops being true (may be in the future)")
+    s.add_argument("--observed-at", help="when it was said")
+    s.add_argument("--type", dest="memory_type", default="general", help="memory_type (default: general)")
+    s.add_argument("--kind", default="fact", help="fact | note | document (default: fact)")
+    for name, text in (("get", "the value live now, or at --as-of, as known at --known-at"),
+                       ("list", "every key with a live value")):
+        g = op(name, text, key=(name == "get"))
+        g.add_argument("--as-of", help="valid time to read at (default: now, or --known-at)")
+        g.add_argument("--known-at", help="transaction time: what the store held at that instant")
+    op("delete", "tombstone a key (recoverable with restore)")
+    op("restore", "undo the latest delete of a key")
+    op("history", "every version of a key, oldest first")
+    a = op("audit", "check the hash-chained audit log", key=False)
+    a.add_argument("action", choices=["verify"])
+    return p
+
+
+def _identity(args: argparse.Namespace) -> Identity:
+    if not args.tenant:
+        raise IdentityIncomplete("--tenant is required for memory operations")
+    return Identity(tenant=args.tenant, user=args.user, agent=args.agent, session=args.session, run=args.run,
+                    model=args.model, admin=args.admin)
+
+
+def _fact_line(v: FactVersion) -> str:
+    until = f" until {iso(v.invalid_at)}" if v.invalid_at else ""
+    return f"{v.key} = {v.value_json}  (valid from {iso(v.valid_at)}{until}; v{v.version}, {v.status.value})"
+
+
+def _run(args: argparse.Namespace) -> tuple[Any, str, int]:
+    """Execute one op; return (JSON document, human text, exit code)."""
+    home = resolve_home(args.home)
+    writes = args.op in {"set", "delete", "restore"}
+    with Memory.open(home, create=writes) as memory:
+        if args.op == "audit":
+            report = memory.verify_audit()
+            text = f"audit chain ok ({report.rows} rows)" if report.ok else f"audit chain BROKEN: {report.problem}"
+            return {"audit": report.to_dict(), "home": str(home)}, text, 0 if report.ok else EXIT_ERROR
+        tool: MemoryTool = memory.for_run(_identity(args), origin="memcore.cli")
+        if args.op == "set":
+            value: Any = args.value
+            if not args.string:
+                try:
+                    value = json.loads(args.value)
+                except json.JSONDecodeError:
+                    value = args.value
+            result = tool.set(args.key, value, scope=args.scope, kind=args.kind, memory_type=args.memory_type,
+                              valid_at=args.valid_at, invalid_at=args.invalid_at, observed_at=args.observed_at)
+            return result.to_dict(), f"{result.verdict}: {_fact_line(result.version)}", 0
+        if args.op in {"delete", "restore"}:
+            result: WriteResult = getattr(tool, args.op)(args.key, scope=args.scope)
+            return result.to_dict(), f"{result.verdict}: {args.key} ({len(result.rows)} version rows)", 0
+        if args.op == "get":
+            fact = tool.get(args.key, scope=args.scope, as_of=args.as_of, known_at=args.known_at)
+            doc = {"key": args.key, "found": fact is not None, "fact": fact.to_dict() if fact else None}
+            return doc, _fact_line(fact) if fact else f"{args.key}: no live value", 0
+        if args.op == "list":
+            facts = tool.list(scope=args.scope, as_of=args.as_of, known_at=args.known_at)
+            text = "\n".join(_fact_line(f) for f in facts) or "(no live values)"
+            return {"scope": args.scope, "count": len(facts), "facts": [f.to_dict() for f in facts]}, text, 0
+        rows = tool.history(args.key, scope=args.scope)
+        text = "\n".join(f"v{r.version} {r.op.value:<9} {r.status.value:<10} {_fact_line(r)}" for r in rows)
+        return {"key": args.key, "versions": [r.to_dict() for r in rows]}, text, 0
+
+
+def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    want_json = "--json" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        doc, text, code = _run(args)
+    except MemcoreError as exc:
+        if want_json:
+            out(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
+        else:
+            print(f"memcore: error [{exc.code}]: {exc.message}", file=sys.stderr)
+        return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_ERROR
+    out(json.dumps(doc, ensure_ascii=False) if want_json else text)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""Settings read from the environment. The only module below the CLI that may read env vars."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping
+
+HOME_ENV = "MEMCORE_HOME"
+DEFAULT_HOME = ".memory"
+
+
+def resolve_home(explicit: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """``--home`` wins, then ``MEMCORE_HOME``, then ``./.memory``."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ if environ is None else environ
+    value = env.get(HOME_ENV, "").strip()
+    return Path(value).expanduser() if value else Path(DEFAULT_HOME)

@@ -1,0 +1,88 @@
+"""Typed errors. Every refusal carries an HTTP-like status, a stable code and a clear message.
+
+A message never names another owner's row or value: it speaks only of what the caller sent.
+"""
+from __future__ import annotations
+
+
+class MemcoreError(Exception):
+    """Base of every error the library raises on purpose."""
+
+    status: int = 400
+    code: str = "BAD_REQUEST"
+
+    def __init__(self, message: str, **details: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+    def to_dict(self) -> dict[str, object]:
+        body: dict[str, object] = {"code": self.code, "status": self.status, "message": self.message}
+        if self.details:
+            body["details"] = {k: v for k, v in self.details.items()}
+        return body
+
+
+class InvalidInput(MemcoreError):
+    status = 422
+    code = "INVALID_INPUT"
+
+
+class EmptyKey(InvalidInput):
+    code = "EMPTY_KEY"
+
+
+class NotSerializable(InvalidInput):
+    code = "VALUE_NOT_JSON"
+
+
+class MalformedTimestamp(InvalidInput):
+    code = "MALFORMED_TIMESTAMP"
+
+
+class NaiveDatetime(InvalidInput):
+    code = "NAIVE_DATETIME"
+
+
+class InvalidInterval(InvalidInput):
+    code = "INVALID_INTERVAL"
+
+
+class UnknownScope(InvalidInput):
+    code = "UNKNOWN_SCOPE"
+
+
+class UnknownKind(InvalidInput):
+    code = "UNKNOWN_KIND"
+
+
+class IdentityIncomplete(InvalidInput):
+    """The run identity lacks the part a scope needs (a user id for scope user, ...)."""
+
+    code = "IDENTITY_INCOMPLETE"
+
+
+class ScopeForbidden(MemcoreError):
+    status = 403
+    code = "SCOPE_FORBIDDEN"
+
+
+class NotFound(MemcoreError):
+    status = 404
+    code = "NOT_FOUND"
+
+
+class HomeNotFound(NotFound):
+    code = "HOME_NOT_FOUND"
+
+
+class NothingToRestore(MemcoreError):
+    status = 409
+    code = "NOTHING_TO_RESTORE"
+
+
+class StoreCorrupted(MemcoreError):
+    """The store holds something its own invariants forbid (a schema from the future, ...)."""
+
+    status = 500
+    code = "STORE_CORRUPTED"

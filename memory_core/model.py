@@ -1,0 +1,138 @@
+"""Domain records. Frozen: a change is a new record, never an edit."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from .errors import UnknownKind
+from .identity import Scope
+from .temporal import iso
+
+
+class Kind(str, Enum):
+    FACT = "fact"
+    NOTE = "note"
+    DOCUMENT = "document"
+
+    @classmethod
+    def parse(cls, value: "str | Kind") -> "Kind":
+        if isinstance(value, Kind):
+            return value
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            raise UnknownKind(f"unknown kind {value!r}; expected fact, note or document", kind=str(value)) from None
+
+
+class Status(str, Enum):
+    ACTIVE = "active"          # believed, and live over its valid interval
+    SUPERSEDED = "superseded"  # closed by a later statement; still answers as_of inside its interval
+    TOMBSTONED = "tombstoned"  # withdrawn by delete; hidden from reads until restored
+
+
+# Statuses whose fact still answers reads over its valid interval.
+VISIBLE_STATUSES = (Status.ACTIVE.value, Status.SUPERSEDED.value)
+
+
+class Op(str, Enum):
+    """What change wrote a version row."""
+
+    SET = "set"              # a new statement
+    RESTATE = "restate"      # the same value said again: reinforcement_count + 1
+    SUPERSEDE = "supersede"  # an older fact closed (or retired) by a new statement
+    DELETE = "delete"
+    RESTORE = "restore"
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a version came from. Stamped by the store from the run identity, never by a caller."""
+
+    tenant: str
+    actor: str
+    origin: str
+    session: str | None = None
+    run: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    source_quote: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant, "session": self.session, "run": self.run, "agent": self.agent,
+            "model": self.model, "source_quote": self.source_quote, "origin": self.origin, "actor": self.actor,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FactVersion:
+    """One row of the append-only version log: the state of one fact after one change.
+
+    ``fact_id`` names the statement (stable across its states); ``id`` names this row.
+    ``superseded_by`` is the ``id`` of the version row that closed this fact.
+    """
+
+    id: str
+    fact_id: str
+    tenant: str
+    scope: Scope
+    owner_id: str
+    key: str
+    value_json: str
+    content_sha256: str
+    kind: Kind
+    memory_type: str
+    status: Status
+    op: Op
+    version: int
+    change_id: str
+    observed_at: datetime | None
+    valid_at: datetime
+    invalid_at: datetime | None
+    created_at: datetime
+    superseded_by: str | None
+    reinforcement_count: int
+    provenance: Provenance
+
+    @property
+    def value(self) -> Any:
+        return json.loads(self.value_json)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "fact_id": self.fact_id, "tenant": self.tenant, "scope": self.scope.value,
+            "owner_id": self.owner_id, "key": self.key, "value": self.value,
+            "content_sha256": self.content_sha256, "kind": self.kind.value, "memory_type": self.memory_type,
+            "status": self.status.value, "op": self.op.value, "version": self.version,
+            "change_id": self.change_id, "observed_at": iso(self.observed_at), "valid_at": iso(self.valid_at),
+            "invalid_at": iso(self.invalid_at), "created_at": iso(self.created_at),
+            "superseded_by": self.superseded_by, "reinforcement_count": self.reinforcement_count,
+            "provenance": self.provenance.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What a write did: its verdict, and every version row it appended, the principal row last."""
+
+    verdict: str  # "created" | "superseded" | "restated" | "deleted" | "restored"
+    key: str
+    rows: tuple[FactVersion, ...]
+
+    @property
+    def version(self) -> FactVersion:
+        return self.rows[-1]
+
+    @property
+    def closed(self) -> tuple[FactVersion, ...]:
+        return tuple(r for r in self.rows if r.op is Op.SUPERSEDE)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict, "key": self.key, "version": self.version.to_dict(),
+            "closed": [c.to_dict() for c in self.closed],
+            "rows_written": len(self.rows),
+        }

@@ -1,0 +1,55 @@
+"""The authoritative store's port: what the Memory tool needs, and nothing engine-specific."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, Sequence
+
+from ..audit import AuditEntry, AuditReport
+from ..identity import Namespace
+from ..model import FactVersion
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The current state of one key: its last version number and whether it is tombstoned."""
+
+    namespace: Namespace
+    key: str
+    version: int
+    status: str
+    head_version_id: str
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class KeyChange:
+    """Everything one write appends, applied in one transaction or not at all."""
+
+    namespace: Namespace
+    key: str
+    rows: tuple[FactVersion, ...]
+    head_status: str
+    audit: AuditEntry
+
+
+class VersionStore(Protocol):
+    def head(self, namespace: Namespace, key: str) -> Head | None: ...
+
+    def fact_states(self, namespace: Namespace, key: str, known_at: datetime | None = None) -> list[FactVersion]:
+        """The latest version row of every fact of ``key`` written at or before ``known_at``."""
+        ...
+
+    def history(self, namespace: Namespace, key: str) -> list[FactVersion]: ...
+
+    def live_facts(self, namespace: Namespace, as_of: datetime, known_at: datetime | None = None) -> list[FactVersion]:
+        """One row per key of ``namespace``: the fact live at ``as_of`` as believed at ``known_at``."""
+        ...
+
+    def apply(self, changes: Sequence[KeyChange]) -> None:
+        """Append every change's rows, move the heads, chain the audit rows: all or nothing."""
+        ...
+
+    def verify_audit(self) -> AuditReport: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,64 @@
+"""Time values: parsing, validation and the bi-temporal predicates.
+
+Valid time: a fact is live at ``as_of`` when ``valid_at <= as_of`` and (``invalid_at`` is null or
+``as_of < invalid_at``); a known future end does not hide the fact today.
+Transaction time: the store believed a version at ``known_at`` when ``created_at <= known_at``.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from .errors import InvalidInterval, MalformedTimestamp, NaiveDatetime
+
+# Stored intervals use this instead of NULL inside comparisons: far beyond any real date.
+END_OF_TIME = datetime(9999, 12, 31, tzinfo=timezone.utc)
+
+
+def require_aware(value: datetime, field: str) -> datetime:
+    """Return ``value`` in UTC; refuse a naive datetime, which would be read in an unknown zone."""
+    if not isinstance(value, datetime):
+        raise MalformedTimestamp(f"{field} must be a datetime, got {type(value).__name__}", field=field)
+    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
+        raise NaiveDatetime(
+            f"{field} has no timezone; pass an aware datetime such as 2024-05-01T00:00:00+00:00",
+            field=field,
+        )
+    return value.astimezone(timezone.utc)
+
+
+def parse_instant(text: str | datetime | None, field: str) -> datetime | None:
+    """Parse an ISO-8601 instant (``Z`` accepted). ``None`` stays ``None``."""
+    if text is None:
+        return None
+    if isinstance(text, datetime):
+        return require_aware(text, field)
+    if not isinstance(text, str) or not text.strip():
+        raise MalformedTimestamp(f"{field} must be an ISO-8601 string, got {text!r}", field=field)
+    raw = text.strip()
+    if raw.endswith(("Z", "z")):
+        raw = raw[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(raw)
+    except ValueError:
+        raise MalformedTimestamp(
+            f"{field} is not an ISO-8601 instant: {text!r} (expected e.g. 2024-05-01T09:30:00Z)",
+            field=field,
+        ) from None
+    return require_aware(parsed, field)
+
+
+def check_interval(valid_at: datetime, invalid_at: datetime | None) -> None:
+    if invalid_at is not None and invalid_at <= valid_at:
+        raise InvalidInterval(
+            f"invalid_at ({invalid_at.isoformat()}) must be later than valid_at ({valid_at.isoformat()})",
+            valid_at=valid_at.isoformat(),
+            invalid_at=invalid_at.isoformat(),
+        )
+
+
+def live_at(valid_at: datetime, invalid_at: datetime | None, as_of: datetime) -> bool:
+    return valid_at <= as_of and (invalid_at is None or as_of < invalid_at)
+
+
+def iso(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(timezone.utc).isoformat()
