@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+from memory_core import FixedClock, Identity, Memory, MemoryTool
+
+T0 = datetime(2024, 6, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(T0)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def memory(home: Path, clock: FixedClock) -> Iterator[Memory]:
+    with Memory.open(home, clock=clock) as m:
+        yield m
+
+
+@pytest.fixture
+def tool_for(memory: Memory) -> Callable[..., MemoryTool]:
+    def make(tenant: str = "acme", user: str | None = "ana", agent: str | None = "helper", **kw: object) -> MemoryTool:
+        return memory.for_run(Identity(tenant=tenant, user=user, agent=agent, session="s1", run="r1", **kw))
+
+    return make
+
+
+@pytest.fixture
+def tool(tool_for: Callable[..., MemoryTool]) -> MemoryTool:
+    return tool_for()
+
+
+def store_snapshot(memory: Memory) -> dict[str, list[tuple]]:
+    """Every row of every table: equal snapshots mean nothing was written."""
+    tables = [r["table_name"] for r in memory.store.query(
+        "SELECT table_name FROM information_schema.tables ORDER BY table_name")]
+    return {t: sorted(map(tuple, (r.values() for r in memory.store.query(f"SELECT * FROM {t}"))), key=repr)
+            for t in tables}
