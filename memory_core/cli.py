@@ -95,12 +95,13 @@ def _run(args: argparse.Namespace) -> tuple[Any, str, int]:
     """Execute one op; return (JSON document, human text, exit code)."""
     home = resolve_home(args.home)
     writes = args.op in {"set", "delete", "restore"}
+    identity = None if args.op == "audit" else _identity(args)  # refuse before touching the home
     with Memory.open(home, create=writes) as memory:
         if args.op == "audit":
             report = memory.verify_audit()
             text = f"audit chain ok ({report.rows} rows)" if report.ok else f"audit chain BROKEN: {report.problem}"
             return {"audit": report.to_dict(), "home": str(home)}, text, 0 if report.ok else EXIT_ERROR
-        tool: MemoryTool = memory.for_run(_identity(args), origin="memcore.cli")
+        tool: MemoryTool = memory.for_run(identity, origin="memcore.cli")
         if args.op == "set":
             value: Any = args.value
             if not args.string:

@@ -228,6 +228,26 @@ class DuckDBStore:
             out[table] = int(self._rows(f"SELECT count(*) FROM {table}", [])[0][0])
         return out
 
+    def summary(self) -> dict[str, Any]:
+        """Counts a report or an asset prints: tables, namespaces, ops, current states."""
+        one = lambda sql: int(self._rows(sql, [])[0][0])  # noqa: E731
+        latest = _LATEST.format(cols="status", where="TRUE")
+        return {
+            "tables": self.table_counts(),
+            "tenants": one("SELECT count(DISTINCT tenant) FROM memory_heads"),
+            "owners": one("SELECT count(DISTINCT (tenant, scope, owner_id)) FROM memory_heads"),
+            "keys": one("SELECT count(*) FROM memory_heads"),
+            "tombstoned_keys": one("SELECT count(*) FROM memory_heads WHERE status = 'tombstoned'"),
+            "versions_by_op": dict(self._rows("SELECT op, count(*) FROM memory_versions GROUP BY op ORDER BY op", [])),
+            "facts_by_status": dict(self._rows(
+                f"SELECT status, count(*) FROM ({latest}) GROUP BY status ORDER BY status", [])),
+        }
+
+    def marker(self, name: str) -> str | None:
+        """A named note the platform keeps about the store (a corpus loaded, ...)."""
+        found = self._rows("SELECT value FROM meta WHERE name = ?", [f"marker:{name}"])
+        return found[0][0] if found else None
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Read-only helper for reports and checks: rows as dicts."""
         with self._lock:
@@ -236,6 +256,10 @@ class DuckDBStore:
             return [dict(zip(names, r)) for r in cursor.fetchall()]
 
     # -- writes --------------------------------------------------------------------------------
+
+    def set_marker(self, name: str, value: str) -> None:
+        with self._tx() as con:
+            con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [f"marker:{name}", value])
 
     def apply(self, changes: Sequence[KeyChange]) -> None:
         with self._tx() as con:
