@@ -67,7 +67,7 @@ def decide_statement(ns: Namespace, head: Head | None, states: Sequence[FactVers
         prior = by_fact[plan.restates]
         rows.append(dataclasses.replace(
             prior, id=new_id(), op=Op.RESTATE, version=next_version, change_id=change_id, created_at=created_at,
-            reinforcement_count=prior.reinforcement_count + 1, provenance=prov,
+            reinforcement_count=prior.reinforcement_count + 1, changed_by=prov.actor,
             observed_at=stmt.observed_at or prior.observed_at,
         ))
         verdict, op = "restated", Op.RESTATE.value
@@ -78,7 +78,7 @@ def decide_statement(ns: Namespace, head: Head | None, states: Sequence[FactVers
             rows.append(dataclasses.replace(
                 prior, id=new_id(), status=Status.SUPERSEDED, op=Op.SUPERSEDE, version=next_version + len(rows),
                 change_id=change_id, invalid_at=end, superseded_by=new_row_id, created_at=created_at,
-                provenance=prov,
+                changed_by=prov.actor,
             ))
         rows.append(FactVersion(
             id=new_row_id, fact_id=new_row_id, tenant=ns.tenant, scope=ns.scope, owner_id=ns.owner_id,
@@ -86,6 +86,7 @@ def decide_statement(ns: Namespace, head: Head | None, states: Sequence[FactVers
             memory_type=stmt.memory_type, status=Status.ACTIVE, op=Op.SET, version=next_version + len(rows),
             change_id=change_id, observed_at=stmt.observed_at, valid_at=stmt.valid_at, invalid_at=stmt.invalid_at,
             created_at=created_at, superseded_by=None, reinforcement_count=0, provenance=prov,
+            changed_by=prov.actor,
         ))
         verdict = "superseded" if plan.closes else "created"
         op = Op.SET.value
@@ -101,7 +102,7 @@ def decide_delete(ns: Namespace, key: str, head: Head | None, states: Sequence[F
     change_id = new_id()
     rows = tuple(
         dataclasses.replace(s, id=new_id(), status=Status.TOMBSTONED, op=Op.DELETE, version=head.version + i + 1,
-                            change_id=change_id, created_at=created_at, provenance=prov)
+                            change_id=change_id, created_at=created_at, changed_by=prov.actor)
         for i, s in enumerate(live)
     )
     audit = _audit(ns, key, Op.DELETE.value, rows, None, prov, created_at)
@@ -125,7 +126,7 @@ def decide_restore(ns: Namespace, key: str, head: Head | None, history: Sequence
     change_id = new_id()
     rows = tuple(
         dataclasses.replace(state_before(t), id=new_id(), op=Op.RESTORE, version=head.version + i + 1,
-                            change_id=change_id, created_at=created_at, provenance=prov)
+                            change_id=change_id, created_at=created_at, changed_by=prov.actor)
         for i, t in enumerate(tombstoned)
     )
     audit = _audit(ns, key, Op.RESTORE.value, rows, None, prov, created_at)

@@ -73,6 +73,8 @@ class FactVersion:
 
     ``fact_id`` names the statement (stable across its states); ``id`` names this row.
     ``superseded_by`` is the ``id`` of the version row that closed this fact.
+    ``provenance`` says where the fact's value came from and stays with the fact across its states;
+    ``changed_by`` names the actor whose change wrote this particular row (a correction, a delete).
     """
 
     id: str
@@ -96,6 +98,7 @@ class FactVersion:
     superseded_by: str | None
     reinforcement_count: int
     provenance: Provenance
+    changed_by: str
 
     @property
     def value(self) -> Any:
@@ -110,7 +113,7 @@ class FactVersion:
             "change_id": self.change_id, "observed_at": iso(self.observed_at), "valid_at": iso(self.valid_at),
             "invalid_at": iso(self.invalid_at), "created_at": iso(self.created_at),
             "superseded_by": self.superseded_by, "reinforcement_count": self.reinforcement_count,
-            "provenance": self.provenance.to_dict(),
+            "provenance": self.provenance.to_dict(), "changed_by": self.changed_by,
         }
 
 

@@ -27,7 +27,7 @@ _VERSION_COLUMNS = (
     "id", "fact_id", "tenant", "scope", "owner_id", "key", "value_json", "content_sha256", "kind",
     "memory_type", "status", "op", "version", "change_id", "observed_at", "valid_at", "invalid_at",
     "created_at", "superseded_by", "reinforcement_count", "prov_tenant", "prov_session", "prov_run",
-    "prov_agent", "prov_model", "prov_source_quote", "prov_origin", "prov_actor",
+    "prov_agent", "prov_model", "prov_source_quote", "prov_origin", "prov_actor", "changed_by",
 )
 _COLS = ", ".join(_VERSION_COLUMNS)
 
@@ -42,7 +42,8 @@ CREATE TABLE IF NOT EXISTS memory_versions (
     observed_at TIMESTAMPTZ, valid_at TIMESTAMPTZ NOT NULL, invalid_at TIMESTAMPTZ,
     created_at TIMESTAMPTZ NOT NULL, superseded_by VARCHAR, reinforcement_count INTEGER NOT NULL,
     prov_tenant VARCHAR NOT NULL, prov_session VARCHAR, prov_run VARCHAR, prov_agent VARCHAR,
-    prov_model VARCHAR, prov_source_quote VARCHAR, prov_origin VARCHAR NOT NULL, prov_actor VARCHAR NOT NULL
+    prov_model VARCHAR, prov_source_quote VARCHAR, prov_origin VARCHAR NOT NULL, prov_actor VARCHAR NOT NULL,
+    changed_by VARCHAR NOT NULL
 );
 CREATE INDEX IF NOT EXISTS memory_versions_by_key ON memory_versions (tenant, scope, owner_id, key);
 CREATE TABLE IF NOT EXISTS memory_heads (
@@ -84,6 +85,7 @@ def _row_to_version(row: Sequence[Any]) -> FactVersion:
             model=r["prov_model"], source_quote=r["prov_source_quote"], origin=r["prov_origin"],
             actor=r["prov_actor"],
         ),
+        changed_by=r["changed_by"],
     )
 
 
@@ -93,7 +95,7 @@ def _version_params(v: FactVersion) -> list[Any]:
         v.id, v.fact_id, v.tenant, v.scope.value, v.owner_id, v.key, v.value_json, v.content_sha256,
         v.kind.value, v.memory_type, v.status.value, v.op.value, v.version, v.change_id, v.observed_at,
         v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.reinforcement_count, p.tenant, p.session,
-        p.run, p.agent, p.model, p.source_quote, p.origin, p.actor,
+        p.run, p.agent, p.model, p.source_quote, p.origin, p.actor, v.changed_by,
     ]
 
 

@@ -163,3 +163,15 @@ def test_data_survives_reopening_the_home(home, clock):
     with Memory.open(home, clock=clock, read_only=True) as m:
         assert m.for_run(Identity(tenant="acme", user="ana")).get("k").value == "v"
         assert m.verify_audit().ok
+
+
+def test_provenance_stays_with_the_fact_and_changed_by_names_who_closed_it(memory, clock):
+    writer = memory.for_run(Identity(tenant="acme", user="ana", agent="intake", session="s1", model="m-1"))
+    corrector = memory.for_run(Identity(tenant="acme", user="ana", agent="reviewer", session="s2"))
+    writer.set("allergy", "penicillin", valid_at=MAR)
+    clock.advance()
+    corrector.set("allergy", "none", valid_at=MAY)
+    old = writer.get("allergy", as_of=APR)
+    assert old.provenance.agent == "intake" and old.provenance.model == "m-1" and old.provenance.session == "s1"
+    assert old.changed_by == "agent:reviewer"
+    assert writer.get("allergy").provenance.agent == "reviewer"
