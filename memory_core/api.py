@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .audit import AuditReport
 from .changes import (Decision, Statement, as_fact_states, decide_delete, decide_restore, decide_statement,
@@ -21,7 +21,12 @@ from .clock import Clock, SystemClock
 from .errors import EmptyKey, InvalidInput, NotFound
 from .identity import Identity, Scope
 from .model import FactVersion, Kind, Provenance, WriteResult
+from .embed import Embedder, make_embedder
+from .indexing import IndexProjector
+from .retrieval import SearchResult
+from .retrieval.search_api import run_search
 from .store import DuckDBStore, Head
+from .store.lance_index import LanceIndex
 from .temporal import check_interval, parse_instant
 from .timeline import fact_at
 from .values import canonical_json, content_sha256
@@ -51,17 +56,50 @@ def validate_memory_type(memory_type: object) -> str:
 
 
 class Memory:
-    """An open memory home. Bind it to a run with ``for_run`` to get the tool."""
+    """An open memory home. Bind it to a run with ``for_run`` to get the tool.
 
-    def __init__(self, store: DuckDBStore, clock: Clock | None = None, new_id: Callable[[], str] = _new_id) -> None:
+    With an ``embedder`` the home also keeps the retrieval index (``lance/``) current on every
+    write and serves ``recall`` / ``search``; without one it is the authoritative store alone.
+    """
+
+    def __init__(self, store: DuckDBStore, clock: Clock | None = None, new_id: Callable[[], str] = _new_id,
+                 embedder: Embedder | None = None) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self._new_id = new_id
+        self.embedder = embedder
+        self._projector: IndexProjector | None = None
 
     @classmethod
-    def open(cls, home: str | Path, *, clock: Clock | None = None, create: bool = True,
-             read_only: bool = False) -> "Memory":
-        return cls(DuckDBStore.open(Path(home), create=create, read_only=read_only), clock)
+    def open(cls, home: str | Path, *, clock: Clock | None = None, create: bool = True, read_only: bool = False,
+             embedder: str | Embedder | None = None, **embedder_options: Any) -> "Memory":
+        home = Path(home)
+        store = DuckDBStore.open(home, create=create, read_only=read_only)
+        if isinstance(embedder, str):
+            embedder = make_embedder(embedder, cache_dir=home / "models", **embedder_options)
+        return cls(store, clock, embedder=embedder)
+
+    @property
+    def home(self) -> Path:
+        return self.store.path.parent
+
+    @property
+    def projector(self) -> IndexProjector:
+        if self.embedder is None:
+            raise InvalidInput("this memory was opened without an embedder, so it has no retrieval index; "
+                               "open it with embedder='static' (or minilm, openai, hashing)")
+        if self._projector is None:
+            index = LanceIndex(self.home / "lance", self.embedder.name, self.embedder.dim)
+            self._projector = IndexProjector(self.store, index, self.embedder, self.clock)
+        return self._projector
+
+    def repair_projections(self) -> int:
+        """Write to the index every fact whose index write failed earlier."""
+        return self.projector.repair()
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Rebuild the retrieval index from the authoritative store."""
+        return self.projector.reindex(progress=progress)
 
     def for_run(self, identity: Identity, *, origin: str = "memory.api") -> "MemoryTool":
         return MemoryTool(self, identity, origin)
@@ -111,6 +149,8 @@ class MemoryTool:
 
     def _apply(self, decision: Decision) -> WriteResult:
         self._store.apply([decision.change])
+        if self._memory.embedder is not None:
+            self._memory.projector.project(decision.change.rows)  # records its own failure
         return WriteResult(decision.verdict, decision.change.key, decision.change.rows)
 
     # -- ops -----------------------------------------------------------------------------------
@@ -189,3 +229,19 @@ class MemoryTool:
         if not rows:
             raise NotFound(f"no history: no key {key!r} in scope {namespace.scope.value}", key=key)
         return rows
+
+    def recall(self, query: str, *, scope: str | Scope = Scope.USER, k: int = 10, recipe: str = "hybrid_rrf",
+               as_of: Instant = None, sources: Iterable[str | Kind] | None = None, observed_from: Instant = None,
+               observed_to: Instant = None, token_budget: int | None = None) -> SearchResult:
+        """What have I been told about ``query``? Facts and notes by default."""
+        return run_search(self, query, scope=scope, k=k, recipe=recipe, as_of=as_of,
+                          sources=sources if sources is not None else (Kind.FACT, Kind.NOTE),
+                          observed_from=observed_from, observed_to=observed_to, token_budget=token_budget)
+
+    def search(self, query: str, *, scope: str | Scope = Scope.USER, k: int = 10, recipe: str = "hybrid_rrf",
+               as_of: Instant = None, sources: Iterable[str | Kind] | None = None, observed_from: Instant = None,
+               observed_to: Instant = None, token_budget: int | None = None) -> SearchResult:
+        """Where did I record ``query``? Every plane by default; ``sources`` narrows it."""
+        return run_search(self, query, scope=scope, k=k, recipe=recipe, as_of=as_of,
+                          sources=sources if sources is not None else tuple(Kind),
+                          observed_from=observed_from, observed_to=observed_to, token_budget=token_budget)

@@ -11,7 +11,7 @@ import sys
 from typing import Any, Callable, NoReturn, Sequence
 
 from .api import Memory, MemoryTool
-from .config import resolve_home
+from .config import resolve_embedder, resolve_home
 from .errors import IdentityIncomplete, InvalidInput, MemcoreError
 from .identity import Identity
 from .model import FactVersion, WriteResult
@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", help="run identity: run id")
     p.add_argument("--model", help="run identity: model that produced the writes")
     p.add_argument("--admin", action="store_true", help="admin grant (needed for scope global)")
+    p.add_argument("--embedder", help="static | minilm | hashing | openai | none "
+                                      "(default: $MEMCORE_EMBEDDER, else static); none keeps no index")
+    p.add_argument("--embedder-base-url", help="openai embedder: base URL of the endpoint")
+    p.add_argument("--embedder-model", help="openai embedder: model name")
+    p.add_argument("--embedder-dim", type=int, help="openai embedder: vector dimension")
     _json_flag(p)
     sub = p.add_subparsers(dest="op", required=True, parser_class=_Parser, metavar="OP")
 
@@ -53,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_text, description=help_text)
         if key:
             sp.add_argument("key")
-        if name != "audit":
+        if name not in {"audit", "index"}:
             sp.add_argument("--scope", default="user", help="agent | user | tenant | global (default: user)")
         _json_flag(sp)
         return sp
@@ -74,8 +79,21 @@ def build_parser() -> argparse.ArgumentParser:
     op("delete", "tombstone a key (recoverable with restore)")
     op("restore", "undo the latest delete of a key")
     op("history", "every version of a key, oldest first")
+    for name, text, default in (("recall", "what have I been told about QUERY (facts and notes)", "fact,note"),
+                                ("search", "where did I record QUERY (every plane)", "fact,note,document")):
+        r = op(name, text, key=False)
+        r.add_argument("query")
+        r.add_argument("--k", type=int, default=10, help="hits to return (default 10)")
+        r.add_argument("--recipe", default="hybrid_rrf", help="hybrid_rrf | hybrid_lexical | vector_only | bm25_only")
+        r.add_argument("--as-of", help="valid time to search at (default now)")
+        r.add_argument("--sources", default=default, help=f"comma-separated kinds (default {default})")
+        r.add_argument("--observed-from", help="only rows observed at or after this instant")
+        r.add_argument("--observed-to", help="only rows observed before this instant")
+        r.add_argument("--token-budget", type=int, help="cut the hits to about this many tokens")
     a = op("audit", "check the hash-chained audit log", key=False)
     a.add_argument("action", choices=["verify"])
+    ix = op("index", "the retrieval index: status, optimize, repair, rebuild", key=False)
+    ix.add_argument("action", choices=["status", "optimize", "repair", "rebuild"])
     return p
 
 
@@ -95,13 +113,29 @@ def _run(args: argparse.Namespace) -> tuple[Any, str, int]:
     """Execute one op; return (JSON document, human text, exit code)."""
     home = resolve_home(args.home)
     writes = args.op in {"set", "delete", "restore"}
-    identity = None if args.op == "audit" else _identity(args)  # refuse before touching the home
-    with Memory.open(home, create=writes) as memory:
+    identity = None if args.op in {"audit", "index"} else _identity(args)  # refuse before touching the home
+    embedder = resolve_embedder(args.embedder)
+    options = {k: v for k, v in (("base_url", args.embedder_base_url), ("model", args.embedder_model),
+                                  ("dim", args.embedder_dim)) if v}
+    with Memory.open(home, create=writes, embedder=None if embedder == "none" else embedder, **options) as memory:
         if args.op == "audit":
             report = memory.verify_audit()
             text = f"audit chain ok ({report.rows} rows)" if report.ok else f"audit chain BROKEN: {report.problem}"
             return {"audit": report.to_dict(), "home": str(home)}, text, 0 if report.ok else EXIT_ERROR
+        if args.op == "index":
+            return _index_op(memory, args.action)
         tool: MemoryTool = memory.for_run(identity, origin="memcore.cli")
+        if args.op in {"recall", "search"}:
+            found = getattr(tool, args.op)(
+                args.query, scope=args.scope, k=args.k, recipe=args.recipe, as_of=args.as_of,
+                sources=[s for s in args.sources.split(",") if s.strip()], observed_from=args.observed_from,
+                observed_to=args.observed_to, token_budget=args.token_budget)
+            lines = [f"verdict: {found.verdict}" + ("" if found.sources_applied else "  (sources not fully applied)")]
+            lines += [f"{i}. [{h.kind.value}] {h.key} = {json.dumps(h.value, ensure_ascii=False)}  "
+                      + " ".join(f"{leg}#{s.rank}:{s.score:.3f}" for leg, s in h.legs.items())
+                      for i, h in enumerate(found.hits, start=1)]
+            lines += [f"note: {n}" for n in found.notes]
+            return found.to_dict(), "\n".join(lines), 0
         if args.op == "set":
             value: Any = args.value
             if not args.string:
@@ -126,6 +160,22 @@ def _run(args: argparse.Namespace) -> tuple[Any, str, int]:
         rows = tool.history(args.key, scope=args.scope)
         text = "\n".join(f"v{r.version} {r.op.value:<9} {r.status.value:<10} {_fact_line(r)}" for r in rows)
         return {"key": args.key, "versions": [r.to_dict() for r in rows]}, text, 0
+
+
+def _index_op(memory: Memory, action: str) -> tuple[Any, str, int]:
+    projector = memory.projector
+    if action == "rebuild":
+        rows = memory.reindex()
+        doc = {"action": action, "rows": rows}
+    elif action == "repair":
+        doc = {"action": action, "repaired": memory.repair_projections()}
+    elif action == "optimize":
+        doc = {"action": action, **projector.index.optimize()}
+    else:
+        doc = {"action": action, "rows": projector.index.count(), "unindexed_rows": projector.index.unindexed_rows(),
+               "pending_repairs": len(memory.store.pending_projection_failures()),
+               "embedder": projector.embedder.name, "dim": projector.embedder.dim}
+    return doc, " ".join(f"{k}={v}" for k, v in doc.items()), 0
 
 
 def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> int:

@@ -16,3 +16,15 @@ def resolve_home(explicit: str | Path | None = None, environ: Mapping[str, str] 
     env = os.environ if environ is None else environ
     value = env.get(HOME_ENV, "").strip()
     return Path(value).expanduser() if value else Path(DEFAULT_HOME)
+
+
+EMBEDDER_ENV = "MEMCORE_EMBEDDER"
+DEFAULT_EMBEDDER = "static"
+
+
+def resolve_embedder(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """``--embedder`` wins, then ``MEMCORE_EMBEDDER``, then ``static``. ``none``: keep no index."""
+    if explicit:
+        return explicit
+    env = os.environ if environ is None else environ
+    return env.get(EMBEDDER_ENV, "").strip() or DEFAULT_EMBEDDER

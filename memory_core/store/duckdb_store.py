@@ -52,6 +52,10 @@ CREATE TABLE IF NOT EXISTS memory_heads (
     updated_at TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (tenant, scope, owner_id, key)
 );
+CREATE TABLE IF NOT EXISTS projection_failures (
+    fact_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
+    key VARCHAR NOT NULL, error VARCHAR NOT NULL, failed_at TIMESTAMPTZ NOT NULL, resolved_at TIMESTAMPTZ
+);
 CREATE TABLE IF NOT EXISTS audit_log (
     seq BIGINT NOT NULL, written_at TIMESTAMPTZ NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL,
     owner_id VARCHAR NOT NULL, key VARCHAR NOT NULL, op VARCHAR NOT NULL, version_ids VARCHAR NOT NULL,
@@ -226,7 +230,7 @@ class DuckDBStore:
 
     def table_counts(self) -> dict[str, int]:
         out = {}
-        for table in ("memory_versions", "memory_heads", "audit_log"):
+        for table in ("memory_versions", "memory_heads", "audit_log", "projection_failures"):
             out[table] = int(self._rows(f"SELECT count(*) FROM {table}", [])[0][0])
         return out
 
@@ -245,6 +249,23 @@ class DuckDBStore:
                 f"SELECT status, count(*) FROM ({latest}) GROUP BY status ORDER BY status", [])),
         }
 
+    def latest_states(self, fact_ids: Sequence[str] | None = None) -> list[FactVersion]:
+        """The latest row of each named fact (of every fact when ``fact_ids`` is None)."""
+        if fact_ids is not None and not fact_ids:
+            return []
+        where, params = ("TRUE", []) if fact_ids is None else ("list_contains(?, fact_id)", [list(fact_ids)])
+        return [_row_to_version(r) for r in self._rows(_LATEST.format(cols=_COLS, where=where) + " ORDER BY fact_id",
+                                                        params)]
+
+    def pending_projection_failures(self, namespace: Namespace | None = None) -> list[str]:
+        """Fact ids whose index write failed and has not been repaired yet."""
+        sql = "SELECT DISTINCT fact_id FROM projection_failures WHERE resolved_at IS NULL"
+        params: list[Any] = []
+        if namespace is not None:
+            sql += " AND tenant = ? AND scope = ? AND owner_id = ?"
+            params = [namespace.tenant, namespace.scope.value, namespace.owner_id]
+        return [r[0] for r in self._rows(sql + " ORDER BY fact_id", params)]
+
     def marker(self, name: str) -> str | None:
         """A named note the platform keeps about the store (a corpus loaded, ...)."""
         found = self._rows("SELECT value FROM meta WHERE name = ?", [f"marker:{name}"])
@@ -258,6 +279,18 @@ class DuckDBStore:
             return [dict(zip(names, r)) for r in cursor.fetchall()]
 
     # -- writes --------------------------------------------------------------------------------
+
+    def record_projection_failure(self, states: Sequence[FactVersion], error: str, at: datetime) -> None:
+        with self._tx() as con:
+            con.executemany(
+                "INSERT INTO projection_failures VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+                [[s.fact_id, s.tenant, s.scope.value, s.owner_id, s.key, error[:500], at] for s in states],
+            )
+
+    def resolve_projection_failures(self, fact_ids: Sequence[str], at: datetime) -> None:
+        with self._tx() as con:
+            con.execute("UPDATE projection_failures SET resolved_at = ? "
+                        "WHERE resolved_at IS NULL AND list_contains(?, fact_id)", [at, list(fact_ids)])
 
     def set_marker(self, name: str, value: str) -> None:
         with self._tx() as con:

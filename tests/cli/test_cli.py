@@ -12,7 +12,7 @@ from tests.conftest import store_snapshot
 
 def run(home, *args, identity=("--tenant", "acme", "--user", "ana", "--agent", "helper")):
     out: list[str] = []
-    code = main(["--home", str(home), *identity, *args, "--json"], out=out.append)
+    code = main(["--home", str(home), "--embedder", "hashing", *identity, *args, "--json"], out=out.append)
     assert len(out) == 1, out  # exactly one JSON document
     return code, json.loads(out[0])
 
@@ -83,7 +83,7 @@ def test_missing_tenant_is_an_error(home):
 
 
 def test_console_script_runs_as_a_process(home):
-    proc = subprocess.run([sys.executable, "-m", "memory_core.cli", "--home", str(home), "--tenant", "acme",
+    proc = subprocess.run([sys.executable, "-m", "memory_core.cli", "--home", str(home), "--embedder", "none", "--tenant", "acme",
                            "--user", "ana", "set", "k", "[1, 2]", "--json"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["version"]["value"] == [1, 2]

@@ -49,5 +49,5 @@ def test_cli_audit_verify_exits_non_zero_on_a_broken_chain(written, home, capsys
     written.store.query("UPDATE audit_log SET key = 'other' WHERE seq = 1")
     written.close()
     out: list[str] = []
-    assert main(["--home", str(home), "audit", "verify", "--json"], out=out.append) == 1
+    assert main(["--home", str(home), "--embedder", "none", "audit", "verify", "--json"], out=out.append) == 1
     assert '"ok": false' in out[0]

@@ -1,0 +1,53 @@
+"""Projection of fact states into the retrieval index: the text a row is found by, and its row.
+
+Pure: given fact versions and their vectors, build index rows. ``api`` applies them.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Sequence
+
+import numpy as np
+
+from .model import FactVersion
+from .store.lance_index import micros
+
+_KEY_SEPARATORS = re.compile(r"[_\-./:#]+")
+
+
+def value_text(value: Any) -> str:
+    """A value as words: strings as they are, containers flattened to 'field: value' phrases."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {value_text(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(value_text(v) for v in value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def index_text(key: str, value: Any) -> str:
+    """What BM25 and the embedder see. Import keys are digests, so they add no words."""
+    text = value_text(value)
+    if key.startswith("import:"):
+        return text
+    return f"{_KEY_SEPARATORS.sub(' ', key).strip()}: {text}"
+
+
+def index_rows(states: Sequence[FactVersion], vectors: np.ndarray) -> list[dict[str, Any]]:
+    rows = []
+    for state, vector in zip(states, vectors):
+        value = state.value
+        rows.append({
+            "fact_id": state.fact_id, "version_id": state.id, "tenant": state.tenant, "scope": state.scope.value,
+            "owner_id": state.owner_id, "key": state.key, "kind": state.kind.value,
+            "memory_type": state.memory_type, "status": state.status.value, "source_class": "stated",
+            "sensitivity": "normal", "valid_at": micros(state.valid_at), "invalid_at": micros(state.invalid_at),
+            "observed_at": micros(state.observed_at), "expires_at": None, "created_at": micros(state.created_at),
+            "version": state.version, "reinforcement_count": state.reinforcement_count,
+            "text": index_text(state.key, value), "value_json": state.value_json,
+            "provenance_json": json.dumps({**state.provenance.to_dict(), "changed_by": state.changed_by}),
+            "vector": np.asarray(vector, dtype=np.float32),
+        })
+    return rows

@@ -1,0 +1,167 @@
+"""The search pipeline, one function per phase.
+
+plan → embed the query → legs (vector, BM25) → fuse (RRF) → filter → verdict → assemble.
+Filters are pushed into each leg as a Lance prefilter, and checked again on the fused rows so a
+lagging or damaged index can never widen an answer past its scope or time.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Mapping, Sequence
+
+from ..embed import Embedder
+from ..identity import Namespace
+from ..model import VISIBLE_STATUSES, Kind
+from ..store.lance_index import LanceIndex, from_micros, micros, sql_str
+from ..temporal import live_at
+from .fusion import rrf
+from .recipes import Recipe
+from .types import Hit, LegScore, SearchRequest, SearchResult
+
+# Planes whose legs exist in this build. Documents (doc_put chunks) arrive with the documents plane.
+SERVED_SOURCES = frozenset({Kind.FACT, Kind.NOTE})
+_IDENTIFIER = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{3,}\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    legs: tuple[str, ...]
+    pool: int
+    lexical_query: str
+    vector_query: str
+
+
+def plan(request: SearchRequest, recipe: Recipe) -> Plan:
+    pool = max(recipe.pool, request.k)
+    text = " ".join(request.query.split())
+    return Plan(legs=recipe.legs, pool=pool, lexical_query=text, vector_query=text)
+
+
+def build_where(namespace: Namespace, request: SearchRequest, now: datetime) -> str:
+    """The prefilter every leg runs under: one scope, visible rows, the sources, time."""
+    t = micros(request.as_of)
+    clauses = [
+        f"tenant = {sql_str(namespace.tenant)}", f"scope = {sql_str(namespace.scope.value)}",
+        f"owner_id = {sql_str(namespace.owner_id)}",
+        "status IN (" + ", ".join(sql_str(s) for s in VISIBLE_STATUSES) + ")",
+        "kind IN (" + ", ".join(sql_str(k.value) for k in sorted(request.sources)) + ")",
+        f"valid_at <= {t}", f"(invalid_at IS NULL OR invalid_at > {t})",
+        f"(expires_at IS NULL OR expires_at > {micros(now)})",
+    ]
+    if request.observed_from is not None:
+        clauses.append(f"observed_at >= {micros(request.observed_from)}")
+    if request.observed_to is not None:
+        clauses.append(f"observed_at < {micros(request.observed_to)}")
+    return " AND ".join(clauses)
+
+
+def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: str,
+             timings: dict[str, float]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    if "vector" in the_plan.legs:
+        started = time.perf_counter()
+        vector = embedder.embed([the_plan.vector_query])[0]
+        timings["embed"] = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        rows = index.vector_search(vector, where, the_plan.pool)
+        for row in rows:
+            row["_leg_score"] = 1.0 - float(row["_distance"])  # cosine distance → similarity
+        out["vector"] = rows
+        timings["vector"] = (time.perf_counter() - started) * 1000
+    if "bm25" in the_plan.legs:
+        started = time.perf_counter()
+        rows = index.fts_search(the_plan.lexical_query, where, the_plan.pool) if the_plan.lexical_query else []
+        for row in rows:
+            row["_leg_score"] = float(row["_score"])
+        out["bm25"] = rows
+        timings["bm25"] = (time.perf_counter() - started) * 1000
+    return out
+
+
+def fuse(legs: Mapping[str, list[dict[str, Any]]], recipe: Recipe) -> list[tuple[dict[str, Any], float, dict[str, LegScore]]]:
+    rows: dict[str, dict[str, Any]] = {}
+    per_leg: dict[str, dict[str, LegScore]] = {}
+    rankings: dict[str, list[str]] = {}
+    for leg, leg_rows in legs.items():
+        rankings[leg] = []
+        for rank, row in enumerate(leg_rows, start=1):
+            rows.setdefault(row["fact_id"], row)
+            per_leg.setdefault(row["fact_id"], {})[leg] = LegScore(rank, row["_leg_score"])
+            rankings[leg].append(row["fact_id"])
+    fused = rrf(rankings, {leg: recipe.weight(leg) for leg in legs}, recipe.rrf_k)
+    return [(rows[fid], score, per_leg[fid]) for fid, score in fused]
+
+
+def still_admissible(row: Mapping[str, Any], namespace: Namespace, request: SearchRequest) -> bool:
+    """The filter phase, re-checked on every fused row from the row's own columns."""
+    return (row["tenant"] == namespace.tenant and row["scope"] == namespace.scope.value
+            and row["owner_id"] == namespace.owner_id and row["status"] in VISIBLE_STATUSES
+            and row["kind"] in {k.value for k in request.sources}
+            and live_at(from_micros(row["valid_at"]), from_micros(row["invalid_at"]), request.as_of))
+
+
+def verdict(query: str, hits: Sequence[Hit], recipe: Recipe) -> str:
+    """no_match: nothing; below_threshold: the top hit is weak on every leg's own score;
+    identifier_absent: the query names an identifier that no hit contains."""
+    if not hits:
+        return "no_match"
+    top = hits[0]
+    strong = (("vector" in top.legs and top.legs["vector"].score >= recipe.min_cosine)
+              or ("bm25" in top.legs and top.legs["bm25"].score > recipe.min_bm25))
+    if not strong:
+        return "below_threshold"
+    identifiers = {m.lower() for m in _IDENTIFIER.findall(query)}
+    if identifiers:
+        texts = " ".join(h.text.lower() for h in hits)
+        if any(i not in texts for i in identifiers):
+            return "identifier_absent"
+    return "ok"
+
+
+def to_hit(row: Mapping[str, Any], score: float, legs: dict[str, LegScore]) -> Hit:
+    return Hit(
+        kind=Kind(row["kind"]), key=row["key"], value=json.loads(row["value_json"]), fact_id=row["fact_id"],
+        version_id=row["version_id"], memory_type=row["memory_type"], status=row["status"], score=score, legs=legs,
+        valid_at=from_micros(row["valid_at"]), invalid_at=from_micros(row["invalid_at"]),
+        observed_at=from_micros(row["observed_at"]), created_at=from_micros(row["created_at"]),
+        provenance=json.loads(row["provenance_json"]), text=row["text"],
+    )
+
+
+def assemble(hits: Sequence[Hit], k: int, token_budget: int | None) -> tuple[tuple[Hit, ...], int]:
+    """The top k, cut further to the token budget (about four characters a token)."""
+    chosen = list(hits[:k])
+    if token_budget is None:
+        return tuple(chosen), 0
+    kept, used = [], 0
+    for hit in chosen:
+        cost = max(1, len(hit.text) // 4)
+        if used + cost > token_budget and kept:
+            break
+        kept.append(hit)
+        used += cost
+    return tuple(kept), len(chosen) - len(kept)
+
+
+def search(index: LanceIndex, embedder: Embedder, namespace: Namespace, request: SearchRequest, recipe: Recipe,
+           now: datetime) -> SearchResult:
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    the_plan = plan(request, recipe)
+    where = build_where(namespace, request, now)
+    legs = run_legs(index, embedder, the_plan, where, timings)
+    fused = [(row, score, per_leg) for row, score, per_leg in fuse(legs, recipe)
+             if still_admissible(row, namespace, request)]
+    hits = [to_hit(row, score, per_leg) for row, score, per_leg in fused]
+    code = verdict(request.query, hits, recipe)
+    chosen, truncated = assemble(hits, request.k, request.token_budget)
+    unserved = sorted(k.value for k in request.sources - SERVED_SOURCES)
+    notes = tuple(f"source {s!r} is not served yet: its plane has no leg in this build" for s in unserved)
+    timings["total"] = (time.perf_counter() - started) * 1000
+    return SearchResult(hits=chosen, verdict=code, sources=tuple(sorted(k.value for k in request.sources)),
+                        sources_applied=not unserved, recipe=recipe.to_dict(), as_of=request.as_of, notes=notes,
+                        truncated=truncated, timings_ms=timings)

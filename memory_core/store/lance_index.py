@@ -1,0 +1,167 @@
+"""The retrieval index: one LanceDB table in the memory home, one row per fact (its latest state).
+
+Every column search filters on lives on the row, so a search never joins back to DuckDB to
+filter. Times are int64 microseconds since the epoch (null: open-ended). Rows appended since the
+last ``optimize`` are still found (Lance scans them), only more slowly; ``unindexed_rows`` says
+how many there are.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from ..errors import MemcoreError
+
+TABLE = "memory_index"
+META_FILE = "memory_index.meta.json"
+# Below this many rows an exact scan beats any ANN index; above it optimize() builds one.
+VECTOR_INDEX_MIN_ROWS = 50_000
+
+
+class EmbedderMismatch(MemcoreError):
+    status = 409
+    code = "EMBEDDER_MISMATCH"
+
+
+def micros(value: datetime | None) -> int | None:
+    if value is None:
+        return None
+    return int((value - datetime(1970, 1, 1, tzinfo=timezone.utc)) / timedelta(microseconds=1))
+
+
+def from_micros(value: int | None) -> datetime | None:
+    if value is None:
+        return None
+    return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=int(value))
+
+
+def sql_str(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def schema(dim: int) -> pa.Schema:
+    text = pa.string()
+    return pa.schema([
+        ("fact_id", text), ("version_id", text), ("tenant", text), ("scope", text), ("owner_id", text),
+        ("key", text), ("kind", text), ("memory_type", text), ("status", text), ("source_class", text),
+        ("sensitivity", text), ("valid_at", pa.int64()), ("invalid_at", pa.int64()), ("observed_at", pa.int64()),
+        ("expires_at", pa.int64()), ("created_at", pa.int64()), ("version", pa.int64()),
+        ("reinforcement_count", pa.int64()), ("text", text), ("value_json", text), ("provenance_json", text),
+        ("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+class LanceIndex:
+    """The index table, bound to the embedder whose vectors it holds."""
+
+    def __init__(self, folder: Path, embedder_name: str, dim: int) -> None:
+        self.folder = Path(folder)
+        self.embedder_name = embedder_name
+        self.dim = dim
+        self._db = lancedb.connect(str(self.folder), read_consistency_interval=timedelta(0))
+        self._table: Any = None
+        self._check_meta()
+
+    def _check_meta(self) -> None:
+        meta_path = self.folder / META_FILE
+        if meta_path.exists():
+            meta = json.loads(meta_path.read_text())
+            if (meta["embedder"], meta["dim"]) != (self.embedder_name, self.dim):
+                raise EmbedderMismatch(
+                    f"the index in {self.folder} was built with {meta['embedder']} ({meta['dim']}-d); "
+                    f"this run uses {self.embedder_name} ({self.dim}-d). Use the same embedder, or rebuild the "
+                    "index with `memcore index rebuild`",
+                    index_embedder=meta["embedder"], embedder=self.embedder_name,
+                )
+
+    def _write_meta(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / META_FILE).write_text(json.dumps({"embedder": self.embedder_name, "dim": self.dim}))
+
+    @property
+    def table(self) -> Any | None:
+        if self._table is None and TABLE in self._db.list_tables().tables:
+            self._table = self._db.open_table(TABLE)
+        return self._table
+
+    def upsert(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Insert or replace rows by fact_id."""
+        if not rows:
+            return
+        data = pa.Table.from_pylist(list(rows), schema=schema(self.dim))
+        table = self.table
+        if table is None:
+            self._write_meta()
+            self._table = self._db.create_table(TABLE, data, schema=schema(self.dim))
+            self._ensure_fts()
+            return
+        table.merge_insert("fact_id").when_matched_update_all().when_not_matched_insert_all().execute(data)
+
+    def replace_all(self, data: pa.Table) -> None:
+        """Rebuild the table from scratch (reindex)."""
+        self._write_meta()
+        self._table = self._db.create_table(TABLE, data, schema=schema(self.dim), mode="overwrite")
+        self._ensure_fts()
+
+    def _ensure_fts(self) -> None:
+        from lancedb.index import FTS
+
+        self._table.create_index("text", config=FTS(with_position=False), replace=True)
+
+    def count(self) -> int:
+        return 0 if self.table is None else self.table.count_rows()
+
+    def unindexed_rows(self) -> int:
+        if self.table is None:
+            return 0
+        stats = self.table.index_stats("text_idx")
+        return 0 if stats is None else int(stats.num_unindexed_rows)
+
+    def optimize(self, *, cleanup_older_than: timedelta | None = timedelta(days=1)) -> dict[str, Any]:
+        """Fold appended rows into the indexes; build an ANN vector index once the table is large."""
+        table = self.table
+        if table is None:
+            return {"rows": 0}
+        table.optimize(cleanup_older_than=cleanup_older_than)
+        rows = table.count_rows()
+        has_vector_index = any(ix.index_type.startswith("IVF") for ix in table.list_indices())
+        if rows >= VECTOR_INDEX_MIN_ROWS and not has_vector_index:
+            self.build_vector_index()
+        return {"rows": rows, "unindexed_rows": self.unindexed_rows()}
+
+    def build_vector_index(self, *, num_partitions: int | None = None, index_type: str = "IVF_HNSW_SQ") -> None:
+        rows = self.table.count_rows()
+        partitions = num_partitions or max(1, int(np.sqrt(rows) / 2))
+        self.table.create_index(metric="cosine", vector_column_name="vector", index_type=index_type,
+                                num_partitions=partitions, replace=True)
+
+    def vector_search(self, vector: np.ndarray, where: str, limit: int, *, nprobes: int = 20,
+                      refine_factor: int | None = None, exact: bool = False) -> list[dict[str, Any]]:
+        if self.table is None:
+            return []
+        query = (self.table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
+                 .metric("cosine").where(where, prefilter=True).limit(limit))
+        if exact:
+            query = query.bypass_vector_index()
+        else:
+            query = query.nprobes(nprobes)
+            if refine_factor:
+                query = query.refine_factor(refine_factor)
+        return query.to_list()
+
+    def fts_search(self, text: str, where: str, limit: int) -> list[dict[str, Any]]:
+        if self.table is None:
+            return []
+        return (self.table.search(text, query_type="fts", fts_columns="text")
+                .where(where, prefilter=True).limit(limit).to_list())
+
+    def rows_where(self, where: str, limit: int = 100_000) -> list[dict[str, Any]]:
+        if self.table is None:
+            return []
+        return self.table.search().where(where).limit(limit).to_list()

@@ -1,0 +1,209 @@
+"""recall / search through the real DuckDB store and the real Lance index (hashing embedder)."""
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from memory_core import Identity, Memory
+from memory_core.embed import HashingEmbedder
+from memory_core.errors import InvalidInput, MalformedTimestamp, ScopeForbidden, UnknownKind
+from memory_core.retrieval.fusion import rrf
+from memory_core.store.lance_index import EmbedderMismatch
+from tests.conftest import T0, utc
+
+MAR, APR, MAY, JUL = utc(2024, 3, 1), utc(2024, 4, 15), utc(2024, 5, 1), utc(2024, 7, 1)
+
+
+@pytest.fixture
+def imemory(home, clock):
+    with Memory.open(home, clock=clock, embedder="hashing") as m:
+        yield m
+
+
+def tool_of(memory, tenant="acme", user="ana", agent="helper", **kw):
+    return memory.for_run(Identity(tenant=tenant, user=user, agent=agent, **kw))
+
+
+def keys(result):
+    return [h.key for h in result.hits]
+
+
+def test_empty_store_answers_no_match(imemory):
+    result = tool_of(imemory).recall("what medication do I take")
+    assert result.verdict == "no_match" and result.abstain and result.hits == ()
+
+
+def test_read_your_writes(imemory):
+    tool = tool_of(imemory)
+    tool.set("pet", "a grey cat called Miso")
+    assert keys(tool.recall("cat called Miso")) == ["pet"]
+    tool.set("pet", "a golden retriever called Biscuit")
+    hits = tool.recall("golden retriever Biscuit").hits
+    assert hits[0].value == "a golden retriever called Biscuit"
+
+
+def test_superseded_in_may_is_returned_for_april_not_july(imemory, clock):
+    tool = tool_of(imemory)
+    tool.set("medication", "ibuprofen for back pain", valid_at=MAR)
+    clock.advance()
+    tool.set("medication", "paracetamol for headaches", valid_at=MAY)
+    april = tool.recall("medication ibuprofen paracetamol", as_of=APR)
+    assert [h.value for h in april.hits] == ["ibuprofen for back pain"]
+    assert april.hits[0].invalid_at == MAY and april.hits[0].status == "superseded"
+    july = tool.recall("medication ibuprofen paracetamol", as_of=JUL)
+    assert [h.value for h in july.hits] == ["paracetamol for headaches"]
+
+
+def test_future_invalid_at_is_returned_today_and_not_after(imemory, clock):
+    tool = tool_of(imemory)
+    tool.set("contract", "phone plan with Telco", invalid_at=T0 + timedelta(days=200))
+    assert keys(tool.recall("phone plan contract")) == ["contract"]
+    assert tool.recall("phone plan contract", as_of=T0 + timedelta(days=201)).verdict == "no_match"
+
+
+def test_deleted_rows_are_not_returned_and_restore_brings_them_back(imemory):
+    tool = tool_of(imemory)
+    tool.set("hobby", "plays the cello on Sundays")
+    tool.delete("hobby")
+    assert tool.recall("cello").verdict == "no_match"
+    tool.restore("hobby")
+    assert keys(tool.recall("cello")) == ["hobby"]
+
+
+def test_rows_of_another_scope_user_or_tenant_are_never_returned(imemory):
+    secret = "the vault code is swordfish"
+    writers = [tool_of(imemory, user="bob"), tool_of(imemory, tenant="globex"), tool_of(imemory, agent="other")]
+    writers[0].set("vault", secret)                 # another user, same tenant
+    writers[1].set("vault", secret)                 # same user id, another tenant
+    writers[2].set("vault", secret, scope="agent")  # another agent's scope
+    tool_of(imemory).set("vault", secret, scope="tenant")  # this tenant's shared scope
+    reader = tool_of(imemory)
+    assert reader.recall("vault code swordfish", scope="user").verdict == "no_match"
+    assert reader.recall("vault code swordfish", scope="agent").verdict == "no_match"
+    tenant_hits = reader.recall("vault code swordfish", scope="tenant").hits
+    assert [(h.key, h.provenance["tenant"]) for h in tenant_hits] == [("vault", "acme")]
+    assert tool_of(imemory, tenant="initech").recall("swordfish", scope="tenant").verdict == "no_match"
+
+
+def test_one_read_one_scope_and_global_is_admin_only(imemory):
+    tool_of(imemory).set("motto", "measure twice", scope="tenant")
+    with pytest.raises(ScopeForbidden):
+        tool_of(imemory).recall("motto", scope="global")
+    admin = tool_of(imemory, admin=True)
+    admin.set("motto", "cut once", scope="global")
+    assert [h.value for h in admin.recall("motto", scope="global").hits] == ["cut once"]
+
+
+def test_weak_matches_abstain_below_threshold(imemory):
+    tool = tool_of(imemory)
+    tool.set("colour", "favourite colour is blue")
+    result = tool.recall("quantum chromodynamics on a lattice")
+    assert result.verdict == "below_threshold" and result.abstain
+
+
+def test_a_named_identifier_missing_from_every_hit_abstains(imemory):
+    tool = tool_of(imemory)
+    tool.set("ticket", "incident INC-4821 was about the login page")
+    assert tool.recall("what happened in INC-4821").verdict == "ok"
+    assert tool.recall("what happened in INC-9999 login page").verdict == "identifier_absent"
+
+
+def test_sources_selector(imemory):
+    tool = tool_of(imemory)
+    tool.set("fact-key", "the train leaves at nine", kind="fact")
+    tool.set("note-key", "the train was late again", kind="note")
+    only_notes = tool.recall("train", sources=["note"])
+    assert keys(only_notes) == ["note-key"] and only_notes.sources_applied
+    assert set(keys(tool.recall("train"))) == {"fact-key", "note-key"}
+    # The documents plane has no leg yet: a search over it says its selector was not honoured.
+    widened = tool.search("train")
+    assert widened.sources_applied is False and any("document" in n for n in widened.notes)
+    assert tool.search("train", sources=["fact", "note"]).sources_applied is True
+
+
+def test_recipes_run_only_their_legs_and_hits_explain_themselves(imemory):
+    tool = tool_of(imemory)
+    for i, text in enumerate(["sailing on the lake", "lake house in summer", "skiing in winter"]):
+        tool.set(f"memory-{i}", text)
+    for recipe, legs in (("vector_only", {"vector"}), ("bm25_only", {"bm25"}), ("hybrid_rrf", {"vector", "bm25"})):
+        result = tool.recall("lake", recipe=recipe)
+        assert set(result.recipe["legs"]) == legs
+        assert all(set(h.legs) <= legs for h in result.hits)
+    hit = tool.recall("lake house").hits[0]
+    assert hit.key == "memory-1" and hit.legs["bm25"].rank == 1 and hit.score > 0
+    assert hit.provenance["tenant"] == "acme" and hit.kind.value == "fact"
+
+
+def test_k_and_token_budget(imemory):
+    tool = tool_of(imemory)
+    for i in range(8):
+        tool.set(f"walk-{i}", f"walk number {i} along the river " + "x" * 40)
+    assert len(tool.recall("walk river", k=3).hits) == 3
+    budgeted = tool.recall("walk river", k=8, token_budget=30)
+    assert len(budgeted.hits) < 8 and budgeted.truncated == 8 - len(budgeted.hits)
+
+
+@pytest.mark.parametrize("kwargs,error", [
+    ({"query": ""}, InvalidInput), ({"query": "   "}, InvalidInput), ({"query": "x", "k": 0}, InvalidInput),
+    ({"query": "x", "k": -3}, InvalidInput), ({"query": "x", "recipe": "magic"}, InvalidInput),
+    ({"query": "x", "sources": ["rumour"]}, UnknownKind), ({"query": "x", "as_of": "soon"}, MalformedTimestamp),
+    ({"query": "x", "scope": "global"}, ScopeForbidden),
+])
+def test_bad_search_input_is_a_typed_error(imemory, kwargs, error):
+    with pytest.raises(error):
+        tool_of(imemory).recall(**kwargs)
+
+
+class FlakyEmbedder(HashingEmbedder):
+    """A real embedder that can be told to fail, as an unreachable embedding server would."""
+
+    failing = False
+
+    def embed(self, texts):
+        if self.failing:
+            raise ConnectionError("embedding server unreachable")
+        return super().embed(texts)
+
+
+def test_a_failed_index_write_never_fails_the_write_and_is_repaired(home, clock):
+    embedder = FlakyEmbedder()
+    with Memory.open(home, clock=clock) as plain:
+        pass
+    memory = Memory(plain.store.open(home), clock, embedder=embedder)
+    tool = tool_of(memory)
+    embedder.failing = True
+    result = tool.set("allergy", "allergic to peanuts")
+    assert result.verdict == "created" and tool.get("allergy").value == "allergic to peanuts"
+    assert memory.store.pending_projection_failures() == [result.version.fact_id]
+    embedder.failing = False
+    found = tool.recall("peanuts")
+    assert found.hits == () and any("not in the index yet" in n for n in found.notes)
+    assert memory.repair_projections() == 1
+    assert keys(tool.recall("peanuts")) == ["allergy"]
+    assert memory.store.pending_projection_failures() == []
+    memory.close()
+
+
+def test_an_index_built_with_another_embedder_is_refused(home, clock):
+    with Memory.open(home, clock=clock, embedder="hashing") as m:
+        tool_of(m).set("k", "some text")
+    with Memory.open(home, clock=clock, embedder=HashingEmbedder(dim=128)) as m:
+        with pytest.raises(EmbedderMismatch):
+            tool_of(m).recall("text")
+
+
+def test_reindex_rebuilds_the_index_from_the_store(home, clock):
+    with Memory.open(home, clock=clock) as m:  # no embedder: no index is kept
+        tool_of(m).set("garden", "tomatoes and basil on the balcony")
+    with Memory.open(home, clock=clock, embedder="hashing") as m:
+        assert tool_of(m).recall("basil").verdict == "no_match"
+        assert m.reindex() == 1
+        assert keys(tool_of(m).recall("basil")) == ["garden"]
+
+
+def test_rrf_is_pure_and_breaks_ties_by_id():
+    fused = rrf({"a": ["x", "y"], "b": ["y", "x"]}, {"a": 1.0, "b": 1.0}, k=60)
+    assert [i for i, _ in fused] == ["x", "y"]  # equal scores: id order
+    weighted = rrf({"a": ["x", "y"], "b": ["y", "x"]}, {"a": 1.0, "b": 2.0}, k=60)
+    assert weighted[0][0] == "y"
+    assert np.isclose(weighted[0][1], 1 / 62 + 2 / 61)
