@@ -8,10 +8,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence
 
 from .api import Memory, MemoryTool
-from .config import resolve_embedder, resolve_home
+from .config import resolve_embedder, resolve_home, shared_root
 from .errors import IdentityIncomplete, InvalidInput, MemcoreError
 from .identity import Identity
 from .model import FactVersion, WriteResult
@@ -24,6 +25,11 @@ EXIT_USAGE = 2
 class UsageError(InvalidInput):
     status = 400
     code = "USAGE"
+
+
+class DataNotFound(MemcoreError):
+    status = 404
+    code = "DATA_NOT_FOUND"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -92,6 +98,14 @@ def build_parser() -> argparse.ArgumentParser:
         r.add_argument("--token-budget", type=int, help="cut the hits to about this many tokens")
     a = op("audit", "check the hash-chained audit log", key=False)
     a.add_argument("action", choices=["verify"])
+    ev = sub.add_parser("eval", help="run an evaluation and write its report (evals/)")
+    _json_flag(ev)
+    ev.add_argument("suite", choices=["locomo"])
+    ev.add_argument("--data", help="the corpus file or folder (default: ../shared/corpora/<suite>)")
+    ev.add_argument("--runs", help="comma-separated runs: bm25_only, static, minilm, hybrid(static), hybrid(minilm), "
+                                   "or EMBEDDER:RECIPE (default: all named runs)")
+    ev.add_argument("--out", help="report folder (default: <home>/reports/<suite>)")
+    ev.add_argument("--limit", type=int, help="only the first N conversations (for a quick look)")
     ix = op("index", "the retrieval index: status, optimize, repair, rebuild", key=False)
     ix.add_argument("action", choices=["status", "optimize", "repair", "rebuild"])
     return p
@@ -112,6 +126,8 @@ def _fact_line(v: FactVersion) -> str:
 def _run(args: argparse.Namespace) -> tuple[Any, str, int]:
     """Execute one op; return (JSON document, human text, exit code)."""
     home = resolve_home(args.home)
+    if args.op == "eval":
+        return _eval_op(args, home)
     writes = args.op in {"set", "delete", "restore"}
     identity = None if args.op in {"audit", "index"} else _identity(args)  # refuse before touching the home
     embedder = resolve_embedder(args.embedder)
@@ -160,6 +176,26 @@ def _run(args: argparse.Namespace) -> tuple[Any, str, int]:
         rows = tool.history(args.key, scope=args.scope)
         text = "\n".join(f"v{r.version} {r.op.value:<9} {r.status.value:<10} {_fact_line(r)}" for r in rows)
         return {"key": args.key, "versions": [r.to_dict() for r in rows]}, text, 0
+
+
+def _eval_op(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
+    # Imported here: evals and corpora sit beside the library, and only this verb needs them.
+    from corpora.locomo import LocomoNotFound
+    from evals.locomo_cli import evaluate, parse_specs
+
+    try:
+        specs = parse_specs(args.runs)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    out = Path(args.out) if args.out else home / "reports" / args.suite
+    try:
+        doc = evaluate(args.data, shared_root(), out, home / "models", specs, args.limit,
+                       progress=lambda m: print(m, file=sys.stderr))
+    except LocomoNotFound as exc:
+        raise DataNotFound(str(exc)) from None
+    rows = [f"{r['name']:<18} R@5 {r['r@5']:5.1f}  R@10 {r['r@10']:5.1f}  R@25 {r['r@25']:5.1f}  R@50 {r['r@50']:5.1f}"
+            for r in doc["results"]]
+    return doc, "\n".join(rows + [f"report: {doc['report']}"]), 0
 
 
 def _index_op(memory: Memory, action: str) -> tuple[Any, str, int]:

@@ -28,3 +28,13 @@ def resolve_embedder(explicit: str | None = None, environ: Mapping[str, str] | N
         return explicit
     env = os.environ if environ is None else environ
     return env.get(EMBEDDER_ENV, "").strip() or DEFAULT_EMBEDDER
+
+
+SHARED_ENV = "MEMCORE_SHARED"
+
+
+def shared_root(environ: Mapping[str, str] | None = None) -> Path:
+    """Where public corpora live: $MEMCORE_SHARED, else ../shared beside the working directory."""
+    env = os.environ if environ is None else environ
+    value = env.get(SHARED_ENV, "").strip()
+    return Path(value).expanduser() if value else Path.cwd().parent / "shared"

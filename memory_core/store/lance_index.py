@@ -132,8 +132,15 @@ class LanceIndex:
         rows = table.count_rows()
         has_vector_index = any(ix.index_type.startswith("IVF") for ix in table.list_indices())
         if rows >= VECTOR_INDEX_MIN_ROWS and not has_vector_index:
+            self.build_scalar_indexes()
             self.build_vector_index()
         return {"rows": rows, "unindexed_rows": self.unindexed_rows()}
+
+    def build_scalar_indexes(self) -> None:
+        """Scalar indexes on the columns every prefilter names: they keep filtered search fast."""
+        for column, kind in (("tenant", "BITMAP"), ("scope", "BITMAP"), ("owner_id", "BTREE"), ("status", "BITMAP"),
+                             ("kind", "BITMAP"), ("valid_at", "BTREE"), ("invalid_at", "BTREE")):
+            self.table.create_scalar_index(column, index_type=kind, replace=True)
 
     def build_vector_index(self, *, num_partitions: int | None = None, index_type: str = "IVF_HNSW_SQ") -> None:
         rows = self.table.count_rows()

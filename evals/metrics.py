@@ -1,0 +1,62 @@
+"""Pure metric and statistics functions. No I/O."""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+
+def recall_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    """Share of ``relevant`` ids among the first ``k`` of ``ranked`` (LoCoMo's Table 3 definition)."""
+    wanted = set(relevant)
+    if not wanted:
+        raise ValueError("recall is undefined without relevant ids")
+    return len(wanted & set(ranked[:k])) / len(wanted)
+
+
+def mrr(ranked: Sequence[str], relevant: Iterable[str]) -> float:
+    wanted = set(relevant)
+    for rank, item in enumerate(ranked, start=1):
+        if item in wanted:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    wanted = set(relevant)
+    dcg = sum(1.0 / math.log2(i + 2) for i, item in enumerate(ranked[:k]) if item in wanted)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(k, len(wanted))))
+    return dcg / ideal if ideal else 0.0
+
+
+def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, resamples: int = 2000,
+                 seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    alpha = (1 - level) / 2
+    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+
+
+def mcnemar_exact(a_right: Sequence[bool], b_right: Sequence[bool]) -> dict[str, float]:
+    """Exact McNemar test on paired outcomes: a two-sided binomial test on the discordant pairs."""
+    if len(a_right) != len(b_right):
+        raise ValueError("paired outcomes must have the same length")
+    only_a = sum(1 for a, b in zip(a_right, b_right) if a and not b)
+    only_b = sum(1 for a, b in zip(a_right, b_right) if b and not a)
+    n = only_a + only_b
+    p = 1.0 if n == 0 else float(stats.binomtest(only_a, n, 0.5, alternative="two-sided").pvalue)
+    return {"only_a": only_a, "only_b": only_b, "discordant": n, "p_value": p}
+
+
+def mean_by_group(values: Sequence[float], groups: Sequence[object]) -> dict[object, float]:
+    sums: Mapping[object, list[float]] = defaultdict(list)
+    for v, g in zip(values, groups):
+        sums[g].append(v)
+    return {g: float(np.mean(vs)) for g, vs in sorted(sums.items(), key=lambda kv: str(kv[0]))}
