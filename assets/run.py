@@ -29,6 +29,8 @@ def main() -> int:
     print(f"store       : {home / 'memory.duckdb'}")
     print(f"summary     : {summary_path}")
     print(f"run history : {instance.root_directory}  (browse with `make ui`)")
+    for report in sorted((home / "reports").glob("*/*_report.md")):
+        print(f"report      : {report}")
     if summary_path.exists():
         print()
         print(summary_path.read_text())

@@ -73,3 +73,20 @@ class IndexProjector:
         if pending:
             self.store.resolve_projection_failures(pending, self.clock.now())
         return len(states)
+
+
+def index_consistency(store: DuckDBStore, index: LanceIndex) -> dict[str, object]:
+    """Does the index agree with the store? Missing: a visible fact with no row or an older row.
+    Stale: a row served as visible whose fact the store has tombstoned (or never had)."""
+    from .model import VISIBLE_STATUSES
+
+    latest = {s.fact_id: s for s in store.latest_states()}
+    rows = index.heads()
+    visible = {f for f, s in latest.items() if s.status.value in VISIBLE_STATUSES}
+    missing = sorted(f for f in visible if rows.get(f, ("", ""))[0] != latest[f].id)
+    stale = sorted(f for f, (_, status) in rows.items()
+                   if status in VISIBLE_STATUSES and (f not in latest or f not in visible))
+    pending = set(store.pending_projection_failures())
+    return {"facts": len(latest), "index_rows": len(rows), "missing": len(missing), "stale": len(stale),
+            "missing_not_pending_repair": len([f for f in missing if f not in pending]),
+            "examples": (missing + stale)[:5]}

@@ -168,6 +168,13 @@ class LanceIndex:
         return (self.table.search(text, query_type="fts", fts_columns="text")
                 .where(where, prefilter=True).limit(limit).to_list())
 
+    def heads(self) -> dict[str, tuple[str, str]]:
+        """fact_id → (version_id, status) for every row: what consistency checks compare."""
+        if self.table is None:
+            return {}
+        data = self.table.to_arrow().select(["fact_id", "version_id", "status"]).to_pydict()
+        return {f: (v, s) for f, v, s in zip(data["fact_id"], data["version_id"], data["status"])}
+
     def rows_where(self, where: str, limit: int = 100_000) -> list[dict[str, Any]]:
         if self.table is None:
             return []

@@ -1,0 +1,46 @@
+"""Evaluation assets: LoCoMo recall@k, stored in DuckDB and written as a Markdown report with a plot."""
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+
+from corpora.locomo import LocomoNotFound
+from evals.locomo_cli import evaluate, parse_specs
+from memory_core.config import shared_root
+
+from .resources import MemoryHomeResource
+
+
+class LocomoConfig(dg.Config):
+    data: str = ""  # a locomo JSON file or its folder; empty: ../shared/corpora/locomo (or $MEMCORE_SHARED)
+    runs: str = "bm25_only,hybrid(static)"
+    limit: int = 0
+
+
+@dg.asset(group_name="evals", description="LoCoMo dialog-level evidence recall@k per retriever and category.")
+def locomo_recall(context: dg.AssetExecutionContext, config: LocomoConfig,
+                  memory_home: MemoryHomeResource) -> dg.MaterializeResult:
+    out = memory_home.path / "reports" / "locomo"
+    try:
+        doc = evaluate(config.data or None, shared_root(), out, memory_home.path / "models",
+                       parse_specs(config.runs), config.limit or None, progress=context.log.info)
+    except LocomoNotFound as exc:
+        context.log.warning(f"skipped: {exc}. Set the asset's `data` config or MEMCORE_SHARED to run it.")
+        return dg.MaterializeResult(metadata={"skipped": True, "reason": str(exc)})
+    # The result table lives in DuckDB beside the report (its own file: evals never write the memory store).
+    with duckdb.connect(str(out / "evals.duckdb")) as con:
+        rows = doc["results"]
+        con.execute("CREATE OR REPLACE TABLE locomo_recall (name VARCHAR, embedder VARCHAR, recipe VARCHAR, "
+                    "questions INTEGER, r5 DOUBLE, r10 DOUBLE, r25 DOUBLE, r50 DOUBLE)")
+        con.executemany("INSERT INTO locomo_recall VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [[r["name"], r["embedder"], r["recipe"], r["questions"], r["r@5"], r["r@10"], r["r@25"],
+                          r["r@50"]] for r in rows])
+    report = Path(doc["report"]).read_text()
+    return dg.MaterializeResult(metadata={
+        "data_file": doc["data_file"], "licence": doc["licence"], "conversations": doc["conversations"],
+        **{f"{r['name']} r@10": r["r@10"] for r in rows},
+        "report": dg.MetadataValue.md(report.replace("![recall@k](locomo_recall.png)", "")),
+        "report_path": dg.MetadataValue.path(doc["report"]),
+        "plot": dg.MetadataValue.path(doc["plot"]),
+        "results_table": dg.MetadataValue.path(str(out / "evals.duckdb")),
+    })
