@@ -61,7 +61,8 @@ def synthetic_table(texts: list[str], vectors: np.ndarray, seed: int) -> tuple[p
         "status": np.full(n, "active"), "source_class": np.full(n, "stated"), "sensitivity": np.full(n, "normal"),
         "valid_at": valid, "invalid_at": pa.array(ends, mask=ends < 0), "observed_at": valid,
         "expires_at": pa.nulls(n, pa.int64()), "created_at": valid, "version": np.ones(n, dtype=np.int64),
-        "reinforcement_count": np.zeros(n, dtype=np.int64), "text": np.array(texts),
+        "reinforcement_count": np.zeros(n, dtype=np.int64), "subject": pa.nulls(n, pa.string()),
+        "text": np.array(texts),
         "value_json": np.array([json.dumps(t) for t in texts]), "provenance_json": np.full(n, "{}"),
         "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), vectors.shape[1]),
     }

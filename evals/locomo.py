@@ -42,19 +42,29 @@ DEFAULT_SPECS = (
     RunSpec("minilm", "minilm", "vector_only"),
     RunSpec("hybrid(static)", "static", "hybrid_rrf"),
     RunSpec("hybrid(minilm)", "minilm", "hybrid_rrf"),
+    RunSpec("best(static)", "static", "hybrid_zscore"),
+    RunSpec("best(minilm)", "minilm", "hybrid_zscore"),
 )
 
 
+# How many earlier turns of the same session a turn's index context carries. An answer's words
+# often echo the question that prompted it, two turns back at most.
+CONTEXT_TURNS = 2
+
+
 def turn_key(turn: Turn) -> str:
-    return f"turn:{turn.dia_id}"
+    return turn.dia_id
 
 
 def turn_text(turn: Turn) -> str:
-    """What a turn note says: the speaker, the words, and a shared photo's caption."""
-    text = f"{turn.speaker}: {turn.text}"
-    if turn.caption:
-        text += f" [shares a photo: {turn.caption}]"
-    return text
+    """What a turn note says: the words, and a shared photo's caption."""
+    return f"{turn.text} {turn.caption}" if turn.caption else turn.text
+
+
+def turn_context(turns: Sequence[Turn], i: int, before: int = CONTEXT_TURNS) -> str | None:
+    """The turns just before turn ``i`` in its session: words that help find it, not its value."""
+    earlier = [turn_text(t) for t in turns[max(0, i - before):i] if t.session == turns[i].session]
+    return " ".join(earlier) or None
 
 
 def write_conversations(memory: Memory, conversations: Sequence[Conversation], progress: Progress | None = None) -> int:
@@ -62,10 +72,10 @@ def write_conversations(memory: Memory, conversations: Sequence[Conversation], p
     for conv in conversations:
         tool = memory.for_run(Identity(tenant=TENANT, user=conv.sample_id, agent="locomo-loader"),
                               origin="evals.locomo")
-        for turn in conv.turns:
+        for i, turn in enumerate(conv.turns):
             when = turn.session_date
-            tool.set(turn_key(turn), turn_text(turn), kind="note", memory_type="dialog_turn",
-                     valid_at=when, observed_at=when)
+            tool.set(turn_key(turn), turn_text(turn), kind="note", memory_type="dialog_turn", valid_at=when,
+                     observed_at=when, subject=turn.speaker, context=turn_context(conv.turns, i))
             written += 1
         if progress:
             progress(f"wrote {conv.sample_id}: {len(conv.turns)} turns")
@@ -103,8 +113,8 @@ def evaluate_spec(memory: Memory, conversations: Sequence[Conversation], spec: R
         for q in conv.questions:
             if not q.evidence:
                 continue
-            found = tool.recall(q.question, k=k_max, recipe=spec.recipe)
-            ranked = [h.key.removeprefix("turn:") for h in found.hits]
+            found = tool.recall(q.question, k=k_max, recipe=spec.recipe, participants=conv.speakers)
+            ranked = [h.key for h in found.hits]
             row = {"sample_id": conv.sample_id, "category": q.category, "question": q.question,
                    "evidence": list(q.evidence), "top": ranked[:10]}
             row.update({f"r@{k}": recall_at_k(ranked, q.evidence, k) for k in KS})

@@ -49,6 +49,14 @@ def validate_key(key: object) -> str:
     return key
 
 
+def _optional_text(value: object, field: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{field} must be a non-empty string when given", field=field)
+    return value.strip()
+
+
 def validate_memory_type(memory_type: object) -> str:
     if not isinstance(memory_type, str) or not memory_type.strip():
         raise InvalidInput("memory_type must be a non-empty string", field="memory_type")
@@ -157,8 +165,12 @@ class MemoryTool:
 
     def set(self, key: str, value: Any, *, scope: str | Scope = Scope.USER, kind: str | Kind = Kind.FACT,
             memory_type: str = "general", valid_at: Instant = None, invalid_at: Instant = None,
-            observed_at: Instant = None) -> WriteResult:
-        """State ``value`` under ``key``. A changed value supersedes; the same value reinforces."""
+            observed_at: Instant = None, subject: str | None = None, context: str | None = None) -> WriteResult:
+        """State ``value`` under ``key``. A changed value supersedes; the same value reinforces.
+
+        ``subject`` names who the value is about or who said it; ``context`` is text that helps
+        find the row by its words (say, the turns before a dialog turn) without being its value.
+        """
         key = validate_key(key)
         namespace = self.identity.namespace(scope)
         parsed_kind = Kind.parse(kind)
@@ -170,8 +182,10 @@ class MemoryTool:
         now = self._now()
         start = start or now
         check_interval(start, end)
+        subject = _optional_text(subject, "subject")
+        context = _optional_text(context, "context")
         statement = Statement(key, canonical, content_sha256(canonical), parsed_kind, memory_type, start, end,
-                              invalid_at is not None, observed)
+                              invalid_at is not None, observed, subject, context)
         with self._store.locked():
             head = self._store.head(namespace, key)
             states = self._store.fact_states(namespace, key)
@@ -232,16 +246,24 @@ class MemoryTool:
 
     def recall(self, query: str, *, scope: str | Scope = Scope.USER, k: int = 10, recipe: str = "hybrid_rrf",
                as_of: Instant = None, sources: Iterable[str | Kind] | None = None, observed_from: Instant = None,
-               observed_to: Instant = None, token_budget: int | None = None) -> SearchResult:
-        """What have I been told about ``query``? Facts and notes by default."""
+               observed_to: Instant = None, token_budget: int | None = None,
+               participants: Iterable[str] = ()) -> SearchResult:
+        """What have I been told about ``query``? Facts and notes by default.
+
+        ``participants`` names the people of a conversation: the semantic leg ignores their names,
+        and a recipe with a subject prior favours rows of the one participant the query names.
+        """
         return run_search(self, query, scope=scope, k=k, recipe=recipe, as_of=as_of,
                           sources=sources if sources is not None else (Kind.FACT, Kind.NOTE),
-                          observed_from=observed_from, observed_to=observed_to, token_budget=token_budget)
+                          observed_from=observed_from, observed_to=observed_to, token_budget=token_budget,
+                          participants=participants)
 
     def search(self, query: str, *, scope: str | Scope = Scope.USER, k: int = 10, recipe: str = "hybrid_rrf",
                as_of: Instant = None, sources: Iterable[str | Kind] | None = None, observed_from: Instant = None,
-               observed_to: Instant = None, token_budget: int | None = None) -> SearchResult:
+               observed_to: Instant = None, token_budget: int | None = None,
+               participants: Iterable[str] = ()) -> SearchResult:
         """Where did I record ``query``? Every plane by default; ``sources`` narrows it."""
         return run_search(self, query, scope=scope, k=k, recipe=recipe, as_of=as_of,
                           sources=sources if sources is not None else tuple(Kind),
-                          observed_from=observed_from, observed_to=observed_to, token_budget=token_budget)
+                          observed_from=observed_from, observed_to=observed_to, token_budget=token_budget,
+                          participants=participants)

@@ -32,6 +32,8 @@ class Statement:
     invalid_at: datetime | None
     invalid_at_given: bool
     observed_at: datetime | None
+    subject: str | None = None
+    index_context: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +88,7 @@ def decide_statement(ns: Namespace, head: Head | None, states: Sequence[FactVers
             memory_type=stmt.memory_type, status=Status.ACTIVE, op=Op.SET, version=next_version + len(rows),
             change_id=change_id, observed_at=stmt.observed_at, valid_at=stmt.valid_at, invalid_at=stmt.invalid_at,
             created_at=created_at, superseded_by=None, reinforcement_count=0, provenance=prov,
-            changed_by=prov.actor,
+            changed_by=prov.actor, subject=stmt.subject, index_context=stmt.index_context,
         ))
         verdict = "superseded" if plan.closes else "created"
         op = Op.SET.value

@@ -99,6 +99,8 @@ class FactVersion:
     reinforcement_count: int
     provenance: Provenance
     changed_by: str
+    subject: str | None = None        # who the row is about or was said by (a speaker, an entity)
+    index_context: str | None = None  # words that help find the row but are not its value
 
     @property
     def value(self) -> Any:
@@ -113,7 +115,8 @@ class FactVersion:
             "change_id": self.change_id, "observed_at": iso(self.observed_at), "valid_at": iso(self.valid_at),
             "invalid_at": iso(self.invalid_at), "created_at": iso(self.created_at),
             "superseded_by": self.superseded_by, "reinforcement_count": self.reinforcement_count,
-            "provenance": self.provenance.to_dict(), "changed_by": self.changed_by,
+            "provenance": self.provenance.to_dict(), "changed_by": self.changed_by, "subject": self.subject,
+            "index_context": self.index_context,
         }
 
 

@@ -27,12 +27,28 @@ def value_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def index_text(key: str, value: Any) -> str:
-    """What BM25 and the embedder see. Import keys are digests, so they add no words."""
-    text = value_text(value)
+def key_words(key: str) -> str:
+    """A key's words. Import keys are digests and keys made only of ids ("D1:3") add none."""
     if key.startswith("import:"):
-        return text
-    return f"{_KEY_SEPARATORS.sub(' ', key).strip()}: {text}"
+        return ""
+    tokens = [t for t in _KEY_SEPARATORS.split(key) if t]
+    if all(any(ch.isdigit() for ch in t) for t in tokens):
+        return ""
+    return " ".join(tokens)
+
+
+def index_text(key: str, value: Any) -> str:
+    """What the embedder sees: the key's words and the value's."""
+    words = key_words(key)
+    text = value_text(value)
+    return f"{words}: {text}" if words else text
+
+
+def lexical_text(state: FactVersion) -> str:
+    """What BM25 sees: the embedder's text plus the subject and the row's context words."""
+    parts = [f"{state.subject}:" if state.subject else "", state.index_context or "",
+             index_text(state.key, state.value)]
+    return " ".join(p for p in parts if p)
 
 
 def index_rows(states: Sequence[FactVersion], vectors: np.ndarray) -> list[dict[str, Any]]:
@@ -46,7 +62,7 @@ def index_rows(states: Sequence[FactVersion], vectors: np.ndarray) -> list[dict[
             "sensitivity": "normal", "valid_at": micros(state.valid_at), "invalid_at": micros(state.invalid_at),
             "observed_at": micros(state.observed_at), "expires_at": None, "created_at": micros(state.created_at),
             "version": state.version, "reinforcement_count": state.reinforcement_count,
-            "text": index_text(state.key, value), "value_json": state.value_json,
+            "subject": state.subject, "text": lexical_text(state), "value_json": state.value_json,
             "provenance_json": json.dumps({**state.provenance.to_dict(), "changed_by": state.changed_by}),
             "vector": np.asarray(vector, dtype=np.float32),
         })

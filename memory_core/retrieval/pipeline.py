@@ -18,7 +18,10 @@ from ..identity import Namespace
 from ..model import VISIBLE_STATUSES, Kind
 from ..store.lance_index import LanceIndex, from_micros, micros, sql_str
 from ..temporal import live_at
+import numpy as np
+
 from .fusion import rrf
+from .priors import date_match, dates_in, named_participants, without_participants
 from .recipes import Recipe
 from .types import Hit, LegScore, SearchRequest, SearchResult
 
@@ -38,7 +41,9 @@ class Plan:
 def plan(request: SearchRequest, recipe: Recipe) -> Plan:
     pool = max(recipe.pool, request.k)
     text = " ".join(request.query.split())
-    return Plan(legs=recipe.legs, pool=pool, lexical_query=text, vector_query=text)
+    # Names stay in the lexical query (they match a row's subject) and leave the semantic one.
+    return Plan(legs=recipe.legs, pool=pool, lexical_query=text,
+                vector_query=without_participants(text, request.participants))
 
 
 def build_where(namespace: Namespace, request: SearchRequest, now: datetime) -> str:
@@ -65,6 +70,7 @@ def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: str,
     if "vector" in the_plan.legs:
         started = time.perf_counter()
         vector = embedder.embed([the_plan.vector_query])[0]
+        out["_query_vector"] = vector  # type: ignore[assignment]  # kept for score fusion
         timings["embed"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
         rows = index.vector_search(vector, where, the_plan.pool)
@@ -82,17 +88,67 @@ def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: str,
     return out
 
 
-def fuse(legs: Mapping[str, list[dict[str, Any]]], recipe: Recipe) -> list[tuple[dict[str, Any], float, dict[str, LegScore]]]:
+Fused = list[tuple[dict[str, Any], float, dict[str, LegScore]]]
+
+
+def _pool(legs: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, LegScore]]]:
+    rows: dict[str, dict[str, Any]] = {}
+    per_leg: dict[str, dict[str, LegScore]] = {}
+    for leg, leg_rows in legs.items():
+        if leg.startswith("_"):
+            continue
+        for rank, row in enumerate(leg_rows, start=1):
+            rows.setdefault(row["fact_id"], row)
+            per_leg.setdefault(row["fact_id"], {})[leg] = LegScore(rank, row["_leg_score"])
+    return rows, per_leg
+
+
+def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest) -> Fused:
+    """score = Σ w_leg · z(leg score) + priors, z over the pooled candidates of this query.
+
+    A candidate one leg did not return scores what that leg would give it: its cosine for the
+    vector leg (from its stored vector), zero for BM25 (it matched no query word).
+    """
+    rows, per_leg = _pool(legs)
+    if not rows:
+        return []
+    ids = sorted(rows)
+    total = np.zeros(len(ids))
+    for leg in (l for l in legs if not l.startswith("_")):
+        if leg == "vector":
+            query_vector = legs["_query_vector"]
+            scores = np.array([per_leg[i]["vector"].score if "vector" in per_leg[i]
+                               else float(np.dot(np.asarray(rows[i]["vector"], dtype=np.float32), query_vector))
+                               for i in ids])
+        else:
+            scores = np.array([per_leg[i][leg].score if leg in per_leg[i] else 0.0 for i in ids])
+        total += recipe.weight(leg) * (scores - scores.mean()) / (scores.std() + 1e-9)
+    spans = dates_in(request.query) if recipe.date_prior else []
+    named = named_participants(request.query, request.participants) if recipe.subject_prior else []
+    for n, fid in enumerate(ids):
+        row = rows[fid]
+        if spans:
+            when = from_micros(row["observed_at"]) or from_micros(row["valid_at"])
+            total[n] += recipe.date_prior * date_match(spans, when)
+        if len(named) == 1 and (row.get("subject") or "").lower() == named[0].lower():
+            total[n] += recipe.subject_prior
+    order = sorted(range(len(ids)), key=lambda n: (-total[n], ids[n]))
+    return [(rows[ids[n]], float(total[n]), per_leg[ids[n]]) for n in order]
+
+
+def fuse(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest | None = None) -> Fused:
+    if recipe.fusion == "zscore" and request is not None:
+        return fuse_zscore(legs, recipe, request)
     rows: dict[str, dict[str, Any]] = {}
     per_leg: dict[str, dict[str, LegScore]] = {}
     rankings: dict[str, list[str]] = {}
-    for leg, leg_rows in legs.items():
+    for leg, leg_rows in ((l, r) for l, r in legs.items() if not l.startswith("_")):
         rankings[leg] = []
         for rank, row in enumerate(leg_rows, start=1):
             rows.setdefault(row["fact_id"], row)
             per_leg.setdefault(row["fact_id"], {})[leg] = LegScore(rank, row["_leg_score"])
             rankings[leg].append(row["fact_id"])
-    fused = rrf(rankings, {leg: recipe.weight(leg) for leg in legs}, recipe.rrf_k)
+    fused = rrf(rankings, {leg: recipe.weight(leg) for leg in rankings}, recipe.rrf_k)
     return [(rows[fid], score, per_leg[fid]) for fid, score in fused]
 
 
@@ -154,7 +210,7 @@ def search(index: LanceIndex, embedder: Embedder, namespace: Namespace, request:
     the_plan = plan(request, recipe)
     where = build_where(namespace, request, now)
     legs = run_legs(index, embedder, the_plan, where, timings)
-    fused = [(row, score, per_leg) for row, score, per_leg in fuse(legs, recipe)
+    fused = [(row, score, per_leg) for row, score, per_leg in fuse(legs, recipe, request)
              if still_admissible(row, namespace, request)]
     hits = [to_hit(row, score, per_leg) for row, score, per_leg in fused]
     code = verdict(request.query, hits, recipe)

@@ -19,7 +19,7 @@ MAX_K = 1000
 
 def settle(tool: "MemoryTool", query: Any, *, scope: str | Scope, k: Any, recipe: str, as_of: Any,
            sources: Iterable[str | Kind], observed_from: Any, observed_to: Any,
-           token_budget: Any) -> SearchRequest:
+           token_budget: Any, participants: Iterable[str] = ()) -> SearchRequest:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("query must be a non-empty string", field="query")
     if isinstance(k, bool) or not isinstance(k, int) or not 0 < k <= MAX_K:
@@ -34,7 +34,17 @@ def settle(tool: "MemoryTool", query: Any, *, scope: str | Scope, k: Any, recipe
     when = parse_instant(as_of, "as_of") or tool._memory.clock.now()
     return SearchRequest(query=query.strip(), scope=Scope.parse(scope), k=k, recipe=recipe, sources=kinds,
                          as_of=when, observed_from=parse_instant(observed_from, "observed_from"),
-                         observed_to=parse_instant(observed_to, "observed_to"), token_budget=token_budget)
+                         observed_to=parse_instant(observed_to, "observed_to"), token_budget=token_budget,
+                         participants=_participants(participants))
+
+
+def _participants(names: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(names, str):
+        raise InvalidInput("participants must be a list of names, not one string", field="participants")
+    out = tuple(n.strip() for n in names)
+    if any(not isinstance(n, str) or not n for n in out):
+        raise InvalidInput("participants must be non-empty names", field="participants")
+    return out
 
 
 def run_search(tool: "MemoryTool", query: Any, **kwargs: Any) -> SearchResult:

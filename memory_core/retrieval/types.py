@@ -22,6 +22,7 @@ class SearchRequest:
     observed_from: datetime | None = None
     observed_to: datetime | None = None
     token_budget: int | None = None
+    participants: tuple[str, ...] = ()  # people in the conversation the query is about
 
 
 @dataclass(frozen=True, slots=True)

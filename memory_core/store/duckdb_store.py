@@ -20,14 +20,15 @@ from ..identity import Namespace, Scope
 from ..model import VISIBLE_STATUSES, FactVersion, Kind, Op, Provenance, Status
 from .port import Head, KeyChange
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 DB_FILE = "memory.duckdb"
 
 _VERSION_COLUMNS = (
     "id", "fact_id", "tenant", "scope", "owner_id", "key", "value_json", "content_sha256", "kind",
     "memory_type", "status", "op", "version", "change_id", "observed_at", "valid_at", "invalid_at",
     "created_at", "superseded_by", "reinforcement_count", "prov_tenant", "prov_session", "prov_run",
-    "prov_agent", "prov_model", "prov_source_quote", "prov_origin", "prov_actor", "changed_by",
+    "prov_agent", "prov_model", "prov_source_quote", "prov_origin", "prov_actor", "changed_by", "subject",
+    "index_context",
 )
 _COLS = ", ".join(_VERSION_COLUMNS)
 
@@ -43,7 +44,7 @@ CREATE TABLE IF NOT EXISTS memory_versions (
     created_at TIMESTAMPTZ NOT NULL, superseded_by VARCHAR, reinforcement_count INTEGER NOT NULL,
     prov_tenant VARCHAR NOT NULL, prov_session VARCHAR, prov_run VARCHAR, prov_agent VARCHAR,
     prov_model VARCHAR, prov_source_quote VARCHAR, prov_origin VARCHAR NOT NULL, prov_actor VARCHAR NOT NULL,
-    changed_by VARCHAR NOT NULL
+    changed_by VARCHAR NOT NULL, subject VARCHAR, index_context VARCHAR
 );
 CREATE INDEX IF NOT EXISTS memory_versions_by_key ON memory_versions (tenant, scope, owner_id, key);
 CREATE TABLE IF NOT EXISTS memory_heads (
@@ -89,7 +90,7 @@ def _row_to_version(row: Sequence[Any]) -> FactVersion:
             model=r["prov_model"], source_quote=r["prov_source_quote"], origin=r["prov_origin"],
             actor=r["prov_actor"],
         ),
-        changed_by=r["changed_by"],
+        changed_by=r["changed_by"], subject=r["subject"], index_context=r["index_context"],
     )
 
 
@@ -99,7 +100,7 @@ def _version_params(v: FactVersion) -> list[Any]:
         v.id, v.fact_id, v.tenant, v.scope.value, v.owner_id, v.key, v.value_json, v.content_sha256,
         v.kind.value, v.memory_type, v.status.value, v.op.value, v.version, v.change_id, v.observed_at,
         v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.reinforcement_count, p.tenant, p.session,
-        p.run, p.agent, p.model, p.source_quote, p.origin, p.actor, v.changed_by,
+        p.run, p.agent, p.model, p.source_quote, p.origin, p.actor, v.changed_by, v.subject, v.index_context,
     ]
 
 
@@ -135,7 +136,11 @@ class DuckDBStore:
     def _migrate(self) -> None:
         with self._tx() as con:
             con.execute(_SCHEMA)
-            con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+            found = con.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchall()
+            if found and found[0][0] == "1":  # v2 added subject and index_context
+                con.execute("ALTER TABLE memory_versions ADD COLUMN IF NOT EXISTS subject VARCHAR")
+                con.execute("ALTER TABLE memory_versions ADD COLUMN IF NOT EXISTS index_context VARCHAR")
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
 
     def _check_schema(self) -> None:
         found = self._con.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchall()

@@ -52,7 +52,7 @@ def schema(dim: int) -> pa.Schema:
         ("key", text), ("kind", text), ("memory_type", text), ("status", text), ("source_class", text),
         ("sensitivity", text), ("valid_at", pa.int64()), ("invalid_at", pa.int64()), ("observed_at", pa.int64()),
         ("expires_at", pa.int64()), ("created_at", pa.int64()), ("version", pa.int64()),
-        ("reinforcement_count", pa.int64()), ("text", text), ("value_json", text), ("provenance_json", text),
+        ("reinforcement_count", pa.int64()), ("subject", text), ("text", text), ("value_json", text), ("provenance_json", text),
         ("vector", pa.list_(pa.float32(), dim)),
     ])
 

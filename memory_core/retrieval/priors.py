@@ -1,0 +1,99 @@
+"""Query-side signals that reorder near candidates: dates named in the query, and participants.
+
+Pure functions. A prior is a small additive term on the fused score, so it can only reorder
+candidates the legs already found; it never brings in a row no leg returned.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Sequence
+
+MONTHS = {m: i + 1 for i, m in enumerate(
+    "january february march april may june july august september october november december".split())}
+_MON = "(" + "|".join(MONTHS) + ")"
+_DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MON + r",?\s+(\d{4})\b", re.I)
+_MONTH_DAY_YEAR = re.compile(r"\b" + _MON + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I)
+_MONTH_YEAR = re.compile(r"\b" + _MON + r",?\s+(\d{4})\b", re.I)
+_YEAR = re.compile(r"\b(?:in|of|during|since)\s+((?:19|20)\d{2})\b", re.I)
+
+# A row observed from a week before to two weeks after a named date counts as near it: people
+# talk about an event in the days after it more than before.
+BEFORE, AFTER = timedelta(days=7), timedelta(days=14)
+EXACT_DAY_BONUS = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class DateSpan:
+    kind: str  # day | month | year
+    start: date
+    end: date
+
+
+def dates_in(query: str) -> list[DateSpan]:
+    """Explicit dates a query names: '8 May, 2023', 'May 8, 2023', 'May 2023', 'in 2023'."""
+    spans: list[DateSpan] = []
+    used: list[tuple[int, int]] = []
+    for pattern, day_first in ((_DAY_MONTH_YEAR, True), (_MONTH_DAY_YEAR, False)):
+        for m in pattern.finditer(query):
+            if day_first:
+                d, mo, y = int(m.group(1)), MONTHS[m.group(2).lower()], int(m.group(3))
+            else:
+                mo, d, y = MONTHS[m.group(1).lower()], int(m.group(2)), int(m.group(3))
+            try:
+                day = date(y, mo, d)
+            except ValueError:
+                continue
+            spans.append(DateSpan("day", day, day))
+            used.append(m.span())
+    for m in _MONTH_YEAR.finditer(query):
+        if any(a <= m.start() < b for a, b in used):
+            continue
+        y, mo = int(m.group(2)), MONTHS[m.group(1).lower()]
+        last = (date(y + (mo == 12), mo % 12 + 1, 1) - timedelta(days=1))
+        spans.append(DateSpan("month", date(y, mo, 1), last))
+    if not spans:
+        spans += [DateSpan("year", date(int(m.group(1)), 1, 1), date(int(m.group(1)), 12, 31))
+                  for m in _YEAR.finditer(query)]
+    return spans
+
+
+def date_match(spans: Sequence[DateSpan], when: datetime | None) -> float:
+    """1 when ``when`` lies near a named date (+0.5 on the exact day named), else 0."""
+    if when is None or not spans:
+        return 0.0
+    day = when.date()
+    score = 0.0
+    for span in spans:
+        if span.start - BEFORE <= day <= span.end + AFTER:
+            score = max(score, 1.0)
+    if any(s.kind == "day" and s.start == day for s in spans):
+        score += EXACT_DAY_BONUS
+    return score
+
+
+def _name_pattern(names: Sequence[str]) -> re.Pattern[str] | None:
+    names = [n for n in names if n.strip()]
+    if not names:
+        return None
+    return re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")(?:'s|\u2019s)?\b", re.I)
+
+
+def named_participants(query: str, participants: Sequence[str]) -> list[str]:
+    pattern = _name_pattern(participants)
+    if pattern is None:
+        return []
+    found = {m.group(1).lower() for m in pattern.finditer(query)}
+    return [p for p in participants if p.lower() in found]
+
+
+def without_participants(query: str, participants: Sequence[str]) -> str:
+    """The query with the participants' names removed: every row of a conversation is about them,
+    so to an embedder their names are noise that pulls towards greetings and small talk."""
+    pattern = _name_pattern(participants)
+    if pattern is None:
+        return query
+    stripped = re.sub(r"[,\s]*" + pattern.pattern, "", query, flags=re.I)
+    stripped = " ".join(stripped.split())
+    return stripped or query
