@@ -13,7 +13,7 @@ from .resources import MemoryHomeResource
 
 class LocomoConfig(dg.Config):
     data: str = ""  # a locomo JSON file or its folder; empty: ../shared/corpora/locomo (or $MEMCORE_SHARED)
-    runs: str = "bm25_only,hybrid(static)"
+    runs: str = "bm25_only,best(static)"
     limit: int = 0
 
 

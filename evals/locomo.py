@@ -160,6 +160,11 @@ def report_markdown(results: Sequence[SpecResult], data_file: Path, cleaning: di
         "Metric: share of a question's evidence turns among the top k retrieved turns; each conversation "
         "is its own haystack (one user scope); questions with no usable evidence are skipped.  ",
         f"Evidence cleaning: {cleaning}", "",
+        "Method: every turn is written through the Memory tool as a note — value: its words (and a shared "
+        "photo's caption); subject: its speaker; valid_at and observed_at: its session's date; index context "
+        f"(found by BM25, not part of the value): the {CONTEXT_TURNS} turns before it in its session. Each "
+        "question is asked through `recall` in that conversation's scope with the two speakers as participants. "
+        "No LLM, no annotation (observations, summaries, answers) is used.", "",
         "| retriever | R@5 | R@10 | R@25 | R@50 | " + " | ".join(f"R@10 {v}" for v in CATEGORIES.values()) + " |",
         "|---|---|---|---|---|" + "---|" * len(CATEGORIES),
         "| DRAGON (paper, ACL 2024) | " + " | ".join(f"{DRAGON[k]:.1f}" for k in KS) + " |"

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..embed import Embedder
 from ..identity import Namespace
@@ -64,27 +65,39 @@ def build_where(namespace: Namespace, request: SearchRequest, now: datetime) -> 
     return " AND ".join(clauses)
 
 
+_LEG_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memcore-leg")
+
+
+def _timed(name: str, timings: dict[str, float], fn: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    started = time.perf_counter()
+    rows = fn()
+    timings[name] = (time.perf_counter() - started) * 1000
+    return rows
+
+
 def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: str,
-             timings: dict[str, float]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
+             timings: dict[str, float]) -> dict[str, Any]:
+    """Run the legs side by side: Lance releases the GIL, so two legs cost about the slower one."""
+    out: dict[str, Any] = {}
+    pending = {}
+    if "bm25" in the_plan.legs and the_plan.lexical_query:
+        pending["bm25"] = _LEG_POOL.submit(_timed, "bm25", timings,
+                                           lambda: index.fts_search(the_plan.lexical_query, where, the_plan.pool))
     if "vector" in the_plan.legs:
         started = time.perf_counter()
         vector = embedder.embed([the_plan.vector_query])[0]
-        out["_query_vector"] = vector  # type: ignore[assignment]  # kept for score fusion
+        out["_query_vector"] = vector  # kept for score fusion
         timings["embed"] = (time.perf_counter() - started) * 1000
-        started = time.perf_counter()
-        rows = index.vector_search(vector, where, the_plan.pool)
+        pending["vector"] = _LEG_POOL.submit(_timed, "vector", timings,
+                                             lambda: index.vector_search(vector, where, the_plan.pool))
+    for leg in ("vector", "bm25"):
+        if leg not in the_plan.legs:
+            continue
+        rows = pending[leg].result() if leg in pending else []
         for row in rows:
-            row["_leg_score"] = 1.0 - float(row["_distance"])  # cosine distance → similarity
-        out["vector"] = rows
-        timings["vector"] = (time.perf_counter() - started) * 1000
-    if "bm25" in the_plan.legs:
-        started = time.perf_counter()
-        rows = index.fts_search(the_plan.lexical_query, where, the_plan.pool) if the_plan.lexical_query else []
-        for row in rows:
-            row["_leg_score"] = float(row["_score"])
-        out["bm25"] = rows
-        timings["bm25"] = (time.perf_counter() - started) * 1000
+            # The legs' own scores: cosine similarity from cosine distance, BM25 as given.
+            row["_leg_score"] = 1.0 - float(row["_distance"]) if leg == "vector" else float(row["_score"])
+        out[leg] = rows
     return out
 
 
