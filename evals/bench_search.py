@@ -28,7 +28,7 @@ from memory_core.model import Kind
 from memory_core.retrieval.pipeline import build_where, search
 from memory_core.retrieval.recipes import get_recipe
 from memory_core.retrieval.types import SearchRequest
-from memory_core.store.lance_index import LanceIndex, micros, schema
+from memory_core.store.lance_index import LanceIndex, micros, namespace_key, schema
 
 SUBJECTS = ["Ana", "Bo", "Chidi", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kemal", "Lena"]
 VERBS = ["moved to", "started working at", "bought a flat in", "took a course in", "visited", "left",
@@ -56,7 +56,8 @@ def synthetic_table(texts: list[str], vectors: np.ndarray, seed: int) -> tuple[p
     tenants = np.array([f"tenant-{i}" for i in rng.integers(0, TENANTS, n)])
     ids = np.array([f"f{i:08d}" for i in range(n)])
     columns = {
-        "fact_id": ids, "version_id": ids, "tenant": tenants, "scope": np.full(n, "tenant"), "owner_id": tenants,
+        "fact_id": ids, "version_id": ids,
+        "namespace": np.array([namespace_key(t, "tenant", t) for t in tenants]), "tenant": tenants, "scope": np.full(n, "tenant"), "owner_id": tenants,
         "key": np.array([f"k{i}" for i in range(n)]), "kind": np.full(n, "fact"), "memory_type": np.full(n, "general"),
         "status": np.full(n, "active"), "source_class": np.full(n, "stated"), "sensitivity": np.full(n, "normal"),
         "valid_at": valid, "invalid_at": pa.array(ends, mask=ends < 0), "observed_at": valid,
@@ -114,7 +115,7 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
         t0 = time.perf_counter()
         search(index, embedder, ns, request, recipe, END)
         lat_hybrid.append((time.perf_counter() - t0) * 1000)
-        where = build_where(ns, request, END)
+        where = build_where(ns, request, END).full
         t0 = time.perf_counter()
         approx = [r["fact_id"] for r in index.vector_search(qv, where, 10)]
         lat_vector.append((time.perf_counter() - t0) * 1000)

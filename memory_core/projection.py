@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .model import FactVersion
-from .store.lance_index import micros
+from .store.lance_index import micros, namespace_key
 
 _KEY_SEPARATORS = re.compile(r"[_\-./:#]+")
 
@@ -56,7 +56,8 @@ def index_rows(states: Sequence[FactVersion], vectors: np.ndarray) -> list[dict[
     for state, vector in zip(states, vectors):
         value = state.value
         rows.append({
-            "fact_id": state.fact_id, "version_id": state.id, "tenant": state.tenant, "scope": state.scope.value,
+            "fact_id": state.fact_id, "version_id": state.id,
+            "namespace": namespace_key(state.tenant, state.scope.value, state.owner_id), "tenant": state.tenant, "scope": state.scope.value,
             "owner_id": state.owner_id, "key": state.key, "kind": state.kind.value,
             "memory_type": state.memory_type, "status": state.status.value, "source_class": "stated",
             "sensitivity": "normal", "valid_at": micros(state.valid_at), "invalid_at": micros(state.invalid_at),

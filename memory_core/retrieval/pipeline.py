@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..embed import Embedder
 from ..identity import Namespace
 from ..model import VISIBLE_STATUSES, Kind
-from ..store.lance_index import LanceIndex, from_micros, micros, sql_str
+from ..store.lance_index import LanceIndex, from_micros, micros, namespace_key, sql_str
 from ..temporal import live_at
 import numpy as np
 
@@ -47,12 +47,25 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
                 vector_query=without_participants(text, request.participants))
 
 
-def build_where(namespace: Namespace, request: SearchRequest, now: datetime) -> str:
-    """The prefilter every leg runs under: one scope, visible rows, the sources, time."""
+# Legs first run under the namespace alone and fetch this many times their pool; the remaining
+# filters (status, kinds, time) are applied to what they return. Range predicates on valid time
+# cost more inside Lance than the extra rows do. A leg left short of admissible rows is run
+# again under the full filter, so no admissible row is ever lost to the shortcut.
+OVERFETCH = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    narrow: str  # the namespace alone
+    full: str    # every filter
+
+
+def build_where(namespace: Namespace, request: SearchRequest, now: datetime) -> Where:
+    """The prefilters: one scope, visible rows, the sources, time."""
     t = micros(request.as_of)
+    narrow = f"namespace = {sql_str(namespace_key(namespace.tenant, namespace.scope.value, namespace.owner_id))}"
     clauses = [
-        f"tenant = {sql_str(namespace.tenant)}", f"scope = {sql_str(namespace.scope.value)}",
-        f"owner_id = {sql_str(namespace.owner_id)}",
+        narrow,
         "status IN (" + ", ".join(sql_str(s) for s in VISIBLE_STATUSES) + ")",
         "kind IN (" + ", ".join(sql_str(k.value) for k in sorted(request.sources)) + ")",
         f"valid_at <= {t}", f"(invalid_at IS NULL OR invalid_at > {t})",
@@ -62,7 +75,7 @@ def build_where(namespace: Namespace, request: SearchRequest, now: datetime) -> 
         clauses.append(f"observed_at >= {micros(request.observed_from)}")
     if request.observed_to is not None:
         clauses.append(f"observed_at < {micros(request.observed_to)}")
-    return " AND ".join(clauses)
+    return Where(narrow=narrow, full=" AND ".join(clauses))
 
 
 _LEG_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memcore-leg")
@@ -75,21 +88,35 @@ def _timed(name: str, timings: dict[str, float], fn: Callable[[], list[dict[str,
     return rows
 
 
-def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: str,
-             timings: dict[str, float]) -> dict[str, Any]:
+def _admissible_top(run: Callable[[str, int], list[dict[str, Any]]], where: Where, pool: int,
+                    admissible: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+    """A leg's top ``pool`` admissible rows: fetched wide under the namespace, filtered here, and
+    fetched again under the full filter only when the wide fetch could have missed some."""
+    wide = pool * OVERFETCH
+    rows = run(where.narrow, wide)
+    kept = [r for r in rows if admissible(r)]
+    if len(kept) < pool and len(rows) == wide:
+        kept = [r for r in run(where.full, pool) if admissible(r)]
+    return kept[:pool]
+
+
+def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: Where,
+             timings: dict[str, float], admissible: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
     """Run the legs side by side: Lance releases the GIL, so two legs cost about the slower one."""
     out: dict[str, Any] = {}
     pending = {}
     if "bm25" in the_plan.legs and the_plan.lexical_query:
+        fts = lambda w, n: index.fts_search(the_plan.lexical_query, w, n)  # noqa: E731
         pending["bm25"] = _LEG_POOL.submit(_timed, "bm25", timings,
-                                           lambda: index.fts_search(the_plan.lexical_query, where, the_plan.pool))
+                                           lambda: _admissible_top(fts, where, the_plan.pool, admissible))
     if "vector" in the_plan.legs:
         started = time.perf_counter()
         vector = embedder.embed([the_plan.vector_query])[0]
         out["_query_vector"] = vector  # kept for score fusion
         timings["embed"] = (time.perf_counter() - started) * 1000
+        knn = lambda w, n: index.vector_search(vector, w, n)  # noqa: E731
         pending["vector"] = _LEG_POOL.submit(_timed, "vector", timings,
-                                             lambda: index.vector_search(vector, where, the_plan.pool))
+                                             lambda: _admissible_top(knn, where, the_plan.pool, admissible))
     for leg in ("vector", "bm25"):
         if leg not in the_plan.legs:
             continue
@@ -165,12 +192,16 @@ def fuse(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest | None 
     return [(rows[fid], score, per_leg[fid]) for fid, score in fused]
 
 
-def still_admissible(row: Mapping[str, Any], namespace: Namespace, request: SearchRequest) -> bool:
-    """The filter phase, re-checked on every fused row from the row's own columns."""
+def still_admissible(row: Mapping[str, Any], namespace: Namespace, request: SearchRequest, now: datetime) -> bool:
+    """The filter phase, on every row from the row's own columns: scope, status, kind, time."""
+    observed = row["observed_at"]
     return (row["tenant"] == namespace.tenant and row["scope"] == namespace.scope.value
             and row["owner_id"] == namespace.owner_id and row["status"] in VISIBLE_STATUSES
             and row["kind"] in {k.value for k in request.sources}
-            and live_at(from_micros(row["valid_at"]), from_micros(row["invalid_at"]), request.as_of))
+            and live_at(from_micros(row["valid_at"]), from_micros(row["invalid_at"]), request.as_of)
+            and (row["expires_at"] is None or row["expires_at"] > micros(now))
+            and (request.observed_from is None or (observed is not None and observed >= micros(request.observed_from)))
+            and (request.observed_to is None or (observed is not None and observed < micros(request.observed_to))))
 
 
 def verdict(query: str, hits: Sequence[Hit], recipe: Recipe) -> str:
@@ -222,9 +253,9 @@ def search(index: LanceIndex, embedder: Embedder, namespace: Namespace, request:
     started = time.perf_counter()
     the_plan = plan(request, recipe)
     where = build_where(namespace, request, now)
-    legs = run_legs(index, embedder, the_plan, where, timings)
-    fused = [(row, score, per_leg) for row, score, per_leg in fuse(legs, recipe, request)
-             if still_admissible(row, namespace, request)]
+    legs = run_legs(index, embedder, the_plan, where, timings,
+                    lambda row: still_admissible(row, namespace, request, now))
+    fused = fuse(legs, recipe, request)
     hits = [to_hit(row, score, per_leg) for row, score, per_leg in fused]
     code = verdict(request.query, hits, recipe)
     chosen, truncated = assemble(hits, request.k, request.token_budget)

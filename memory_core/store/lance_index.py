@@ -45,10 +45,15 @@ def sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def namespace_key(tenant: str, scope: str, owner_id: str) -> str:
+    """One column naming a row's namespace, so the prefilter every search needs is one lookup."""
+    return json.dumps([tenant, scope, owner_id], ensure_ascii=False)
+
+
 def schema(dim: int) -> pa.Schema:
     text = pa.string()
     return pa.schema([
-        ("fact_id", text), ("version_id", text), ("tenant", text), ("scope", text), ("owner_id", text),
+        ("fact_id", text), ("version_id", text), ("namespace", text), ("tenant", text), ("scope", text), ("owner_id", text),
         ("key", text), ("kind", text), ("memory_type", text), ("status", text), ("source_class", text),
         ("sensitivity", text), ("valid_at", pa.int64()), ("invalid_at", pa.int64()), ("observed_at", pa.int64()),
         ("expires_at", pa.int64()), ("created_at", pa.int64()), ("version", pa.int64()),
@@ -138,8 +143,8 @@ class LanceIndex:
 
     def build_scalar_indexes(self) -> None:
         """Scalar indexes on the columns every prefilter names: they keep filtered search fast."""
-        for column, kind in (("tenant", "BITMAP"), ("scope", "BITMAP"), ("owner_id", "BTREE"), ("status", "BITMAP"),
-                             ("kind", "BITMAP"), ("valid_at", "BTREE"), ("invalid_at", "BTREE")):
+        for column, kind in (("namespace", "BTREE"), ("status", "BITMAP"), ("kind", "BITMAP"),
+                             ("valid_at", "BTREE"), ("invalid_at", "BTREE")):
             self.table.create_scalar_index(column, index_type=kind, replace=True)
 
     def build_vector_index(self, *, num_partitions: int | None = None, index_type: str = "IVF_HNSW_SQ") -> None:
@@ -148,8 +153,8 @@ class LanceIndex:
         self.table.create_index(metric="cosine", vector_column_name="vector", index_type=index_type,
                                 num_partitions=partitions, replace=True)
 
-    def vector_search(self, vector: np.ndarray, where: str, limit: int, *, nprobes: int = 20,
-                      refine_factor: int | None = None, exact: bool = False) -> list[dict[str, Any]]:
+    def vector_search(self, vector: np.ndarray, where: str, limit: int, *, nprobes: int = 32,
+                      refine_factor: int | None = 2, exact: bool = False) -> list[dict[str, Any]]:
         if self.table is None:
             return []
         query = (self.table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")

@@ -207,3 +207,16 @@ def test_rrf_is_pure_and_breaks_ties_by_id():
     weighted = rrf({"a": ["x", "y"], "b": ["y", "x"]}, {"a": 1.0, "b": 2.0}, k=60)
     assert weighted[0][0] == "y"
     assert np.isclose(weighted[0][1], 1 / 62 + 2 / 61)
+
+
+def test_a_leg_short_of_admissible_rows_is_rerun_under_the_full_filter(imemory, clock):
+    """Legs fetch wide under the namespace and filter time themselves; when history crowds out
+    the live rows, the full filter must still find them."""
+    tool = tool_of(imemory)
+    for i in range(160):  # history: matching rows, all closed long before now
+        tool.set(f"old-{i}", f"river walk, river walk {i}", valid_at=utc(2020, 1, 1), invalid_at=utc(2020, 2, 1))
+    # Long and with each word once, the live row ranks below every old one.
+    tool.set("live", "a river walk today with friends along the long quiet bank of the wide slow water")
+    result = tool.recall("river walk", recipe="bm25_only", k=5)
+    assert [h.key for h in result.hits] == ["live"]
+    assert len(tool.recall("river walk", recipe="bm25_only", k=5, as_of=utc(2020, 1, 15)).hits) == 5
