@@ -37,6 +37,7 @@ class Plan:
     pool: int
     lexical_query: str
     vector_query: str
+    lexical_vectors: bool = False  # score fusion needs the cosine of lexical-only candidates
 
 
 def plan(request: SearchRequest, recipe: Recipe) -> Plan:
@@ -44,14 +45,15 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
     text = " ".join(request.query.split())
     # Names stay in the lexical query (they match a row's subject) and leave the semantic one.
     return Plan(legs=recipe.legs, pool=pool, lexical_query=text,
-                vector_query=without_participants(text, request.participants))
+                vector_query=without_participants(text, request.participants),
+                lexical_vectors=recipe.fusion == "zscore" and "vector" in recipe.legs)
 
 
 # Legs first run under the namespace alone and fetch this many times their pool; the remaining
 # filters (status, kinds, time) are applied to what they return. Range predicates on valid time
 # cost more inside Lance than the extra rows do. A leg left short of admissible rows is run
 # again under the full filter, so no admissible row is ever lost to the shortcut.
-OVERFETCH = 3
+OVERFETCH = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +108,8 @@ def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: Where
     out: dict[str, Any] = {}
     pending = {}
     if "bm25" in the_plan.legs and the_plan.lexical_query:
-        fts = lambda w, n: index.fts_search(the_plan.lexical_query, w, n)  # noqa: E731
+        fts = lambda w, n: index.fts_search(the_plan.lexical_query, w, n,  # noqa: E731
+                                            with_vector=the_plan.lexical_vectors)
         pending["bm25"] = _LEG_POOL.submit(_timed, "bm25", timings,
                                            lambda: _admissible_top(fts, where, the_plan.pool, admissible))
     if "vector" in the_plan.legs:

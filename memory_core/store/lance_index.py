@@ -153,12 +153,18 @@ class LanceIndex:
         self.table.create_index(metric="cosine", vector_column_name="vector", index_type=index_type,
                                 num_partitions=partitions, replace=True)
 
+    def _columns(self, with_vector: bool) -> list[str]:
+        # Converting vectors to Python lists costs more than the search itself: fetch them only
+        # when the caller needs them.
+        return [n for n in schema(self.dim).names if with_vector or n != "vector"]
+
     def vector_search(self, vector: np.ndarray, where: str, limit: int, *, nprobes: int = 32,
-                      refine_factor: int | None = 2, exact: bool = False) -> list[dict[str, Any]]:
+                      refine_factor: int | None = 2, exact: bool = False,
+                      with_vector: bool = False) -> list[dict[str, Any]]:
         if self.table is None:
             return []
         query = (self.table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
-                 .metric("cosine").where(where, prefilter=True).limit(limit))
+                 .metric("cosine").where(where, prefilter=True).select(self._columns(with_vector)).limit(limit))
         if exact:
             query = query.bypass_vector_index()
         else:
@@ -167,11 +173,11 @@ class LanceIndex:
                 query = query.refine_factor(refine_factor)
         return query.to_list()
 
-    def fts_search(self, text: str, where: str, limit: int) -> list[dict[str, Any]]:
+    def fts_search(self, text: str, where: str, limit: int, *, with_vector: bool = False) -> list[dict[str, Any]]:
         if self.table is None:
             return []
-        return (self.table.search(text, query_type="fts", fts_columns="text")
-                .where(where, prefilter=True).limit(limit).to_list())
+        return (self.table.search(text, query_type="fts", fts_columns="text").where(where, prefilter=True)
+                .select(self._columns(with_vector)).limit(limit).to_list())
 
     def heads(self) -> dict[str, tuple[str, str]]:
         """fact_id → (version_id, status) for every row: what consistency checks compare."""
