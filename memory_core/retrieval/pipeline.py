@@ -38,6 +38,7 @@ class Plan:
     lexical_query: str
     vector_query: str
     lexical_vectors: bool = False  # score fusion needs the cosine of lexical-only candidates
+    k: int = 10
 
 
 def plan(request: SearchRequest, recipe: Recipe) -> Plan:
@@ -46,13 +47,13 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
     # Names stay in the lexical query (they match a row's subject) and leave the semantic one.
     return Plan(legs=recipe.legs, pool=pool, lexical_query=text,
                 vector_query=without_participants(text, request.participants),
-                lexical_vectors=recipe.fusion == "zscore" and "vector" in recipe.legs)
+                lexical_vectors=recipe.fusion == "zscore" and "vector" in recipe.legs, k=request.k)
 
 
 # Legs first run under the namespace alone and fetch this many times their pool; the remaining
 # filters (status, kinds, time) are applied to what they return. Range predicates on valid time
-# cost more inside Lance than the extra rows do. A leg left short of admissible rows is run
-# again under the full filter, so no admissible row is ever lost to the shortcut.
+# cost more inside Lance than the extra rows do. A leg left with fewer than k admissible rows is
+# run again under the full filter, so each leg's top k is exactly what the full filter would give.
 OVERFETCH = 2
 
 
@@ -90,14 +91,15 @@ def _timed(name: str, timings: dict[str, float], fn: Callable[[], list[dict[str,
     return rows
 
 
-def _admissible_top(run: Callable[[str, int], list[dict[str, Any]]], where: Where, pool: int,
+def _admissible_top(run: Callable[[str, int], list[dict[str, Any]]], where: Where, pool: int, k: int,
                     admissible: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
-    """A leg's top ``pool`` admissible rows: fetched wide under the namespace, filtered here, and
-    fetched again under the full filter only when the wide fetch could have missed some."""
+    """Up to ``pool`` admissible rows of a leg, best first: fetched wide under the namespace and
+    filtered here; fetched again under the full filter when fewer than ``k`` survived and the
+    wide fetch may have stopped short of others."""
     wide = pool * OVERFETCH
     rows = run(where.narrow, wide)
     kept = [r for r in rows if admissible(r)]
-    if len(kept) < pool and len(rows) == wide:
+    if len(kept) < min(k, pool) and len(rows) == wide:
         kept = [r for r in run(where.full, pool) if admissible(r)]
     return kept[:pool]
 
@@ -111,7 +113,8 @@ def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: Where
         fts = lambda w, n: index.fts_search(the_plan.lexical_query, w, n,  # noqa: E731
                                             with_vector=the_plan.lexical_vectors)
         pending["bm25"] = _LEG_POOL.submit(_timed, "bm25", timings,
-                                           lambda: _admissible_top(fts, where, the_plan.pool, admissible))
+                                           lambda: _admissible_top(fts, where, the_plan.pool, the_plan.k,
+                                                                   admissible))
     if "vector" in the_plan.legs:
         started = time.perf_counter()
         vector = embedder.embed([the_plan.vector_query])[0]
@@ -119,7 +122,8 @@ def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: Where
         timings["embed"] = (time.perf_counter() - started) * 1000
         knn = lambda w, n: index.vector_search(vector, w, n)  # noqa: E731
         pending["vector"] = _LEG_POOL.submit(_timed, "vector", timings,
-                                             lambda: _admissible_top(knn, where, the_plan.pool, admissible))
+                                             lambda: _admissible_top(knn, where, the_plan.pool, the_plan.k,
+                                                                     admissible))
     for leg in ("vector", "bm25"):
         if leg not in the_plan.legs:
             continue
