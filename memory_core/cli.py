@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from .api import Memory, MemoryTool
 from .config import resolve_embedder, resolve_home, shared_root
 from .errors import IdentityIncomplete, InvalidInput, MemcoreError
 from .identity import Identity
 from .model import FactVersion, WriteResult
+from .store.duckdb_store import DB_FILE
 from .temporal import iso
 
 EXIT_ERROR = 1
@@ -123,9 +126,30 @@ def _fact_line(v: FactVersion) -> str:
     return f"{v.key} = {v.value_json}  (valid from {iso(v.valid_at)}{until}; v{v.version}, {v.status.value})"
 
 
+@contextmanager
+def _no_trace_if_refused(home: Path, writes: bool) -> Iterator[None]:
+    """A refused write leaves no trace: not even the empty store that opening a new home creates."""
+    home_existed, db_existed = home.exists(), (home / DB_FILE).exists()
+    try:
+        yield
+    except MemcoreError:
+        if writes and not db_existed:
+            if not home_existed:
+                shutil.rmtree(home, ignore_errors=True)
+            else:
+                for leftover in (home / DB_FILE, home / f"{DB_FILE}.wal"):
+                    leftover.unlink(missing_ok=True)
+        raise
+
+
 def _run(args: argparse.Namespace) -> tuple[Any, str, int]:
     """Execute one op; return (JSON document, human text, exit code)."""
     home = resolve_home(args.home)
+    with _no_trace_if_refused(home, args.op in {"set", "delete", "restore"}):
+        return _run_in(args, home)
+
+
+def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
     if args.op == "eval":
         return _eval_op(args, home)
     writes = args.op in {"set", "delete", "restore"}

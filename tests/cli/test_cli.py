@@ -87,3 +87,13 @@ def test_console_script_runs_as_a_process(home):
                            "--user", "ana", "set", "k", "[1, 2]", "--json"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["version"]["value"] == [1, 2]
+
+
+def test_a_refused_write_on_a_new_home_leaves_no_trace(tmp_path):
+    home = tmp_path / "fresh"
+    code, doc = run(home, "set", "k", "v", "--valid-at", "not a date")
+    assert code == 1 and doc["error"]["code"] == "MALFORMED_TIMESTAMP"
+    assert not home.exists()
+    home.mkdir()
+    run(home, "set", "", "v")
+    assert list(home.iterdir()) == []
