@@ -164,7 +164,8 @@ class LanceIndex:
         if self.table is None:
             return []
         query = (self.table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
-                 .metric("cosine").where(where, prefilter=True).select(self._columns(with_vector)).limit(limit))
+                 .metric("cosine").where(where, prefilter=True)
+                 .select([*self._columns(with_vector), "_distance"]).limit(limit))
         if exact:
             query = query.bypass_vector_index()
         else:
@@ -177,7 +178,7 @@ class LanceIndex:
         if self.table is None:
             return []
         return (self.table.search(text, query_type="fts", fts_columns="text").where(where, prefilter=True)
-                .select(self._columns(with_vector)).limit(limit).to_list())
+                .select([*self._columns(with_vector), "_score"]).limit(limit).to_list())
 
     def heads(self) -> dict[str, tuple[str, str]]:
         """fact_id → (version_id, status) for every row: what consistency checks compare."""
