@@ -31,6 +31,11 @@ def main() -> int:
     print(f"run history : {instance.root_directory}  (browse with `make ui`)")
     for report in sorted((home / "reports").glob("*/*_report.md")):
         print(f"report      : {report}")
+    for event in result.get_asset_materialization_events():
+        materialization = event.step_materialization_data.materialization
+        if "skipped" in materialization.metadata:
+            reason = materialization.metadata["reason"].value
+            print(f"skipped     : {materialization.asset_key.to_user_string()} — {reason}")
     if summary_path.exists():
         print()
         print(summary_path.read_text())
