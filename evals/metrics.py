@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 from scipy import stats
@@ -53,10 +52,3 @@ def mcnemar_exact(a_right: Sequence[bool], b_right: Sequence[bool]) -> dict[str,
     n = only_a + only_b
     p = 1.0 if n == 0 else float(stats.binomtest(only_a, n, 0.5, alternative="two-sided").pvalue)
     return {"only_a": only_a, "only_b": only_b, "discordant": n, "p_value": p}
-
-
-def mean_by_group(values: Sequence[float], groups: Sequence[object]) -> dict[object, float]:
-    sums: Mapping[object, list[float]] = defaultdict(list)
-    for v, g in zip(values, groups):
-        sums[g].append(v)
-    return {g: float(np.mean(vs)) for g, vs in sorted(sums.items(), key=lambda kv: str(kv[0]))}

@@ -1,6 +1,7 @@
 """Settle a recall/search request from the tool's arguments, then run the pipeline."""
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import InvalidInput
@@ -57,6 +58,5 @@ def run_search(tool: "MemoryTool", query: Any, **kwargs: Any) -> SearchResult:
     waiting = memory.store.pending_projection_failures(namespace)
     if waiting:
         note = f"{len(waiting)} write(s) in this scope are not in the index yet (recorded for repair)"
-        result = type(result)(**{**{f: getattr(result, f) for f in result.__dataclass_fields__},
-                                 "notes": result.notes + (note,)})
+        result = dataclasses.replace(result, notes=result.notes + (note,))
     return result

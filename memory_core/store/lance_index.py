@@ -186,8 +186,3 @@ class LanceIndex:
             return {}
         data = self.table.to_arrow().select(["fact_id", "version_id", "status"]).to_pydict()
         return {f: (v, s) for f, v, s in zip(data["fact_id"], data["version_id"], data["status"])}
-
-    def rows_where(self, where: str, limit: int = 100_000) -> list[dict[str, Any]]:
-        if self.table is None:
-            return []
-        return self.table.search().where(where).limit(limit).to_list()

@@ -40,3 +40,11 @@ def test_mcnemar_exact_and_bootstrap():
     assert result["only_a"] == 12 and result["only_b"] == 0 and result["p_value"] == pytest.approx(2 * 0.5 ** 12)
     low, high = bootstrap_ci([0.0, 1.0] * 50)
     assert low < 0.5 < high
+
+
+def test_rank_metrics():
+    from evals.metrics import mrr, ndcg_at_k
+
+    assert mrr(["x", "a", "b"], ["a"]) == 0.5 and mrr(["x"], ["a"]) == 0.0
+    assert ndcg_at_k(["a", "b"], ["a"], 2) == 1.0
+    assert 0 < ndcg_at_k(["x", "a"], ["a"], 2) < 1
