@@ -183,18 +183,11 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
     return [(rows[ids[n]], float(total[n]), per_leg[ids[n]]) for n in order]
 
 
-def fuse(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest | None = None) -> Fused:
-    if recipe.fusion == "zscore" and request is not None:
+def fuse(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest) -> Fused:
+    if recipe.fusion == "zscore":
         return fuse_zscore(legs, recipe, request)
-    rows: dict[str, dict[str, Any]] = {}
-    per_leg: dict[str, dict[str, LegScore]] = {}
-    rankings: dict[str, list[str]] = {}
-    for leg, leg_rows in ((l, r) for l, r in legs.items() if not l.startswith("_")):
-        rankings[leg] = []
-        for rank, row in enumerate(leg_rows, start=1):
-            rows.setdefault(row["fact_id"], row)
-            per_leg.setdefault(row["fact_id"], {})[leg] = LegScore(rank, row["_leg_score"])
-            rankings[leg].append(row["fact_id"])
+    rows, per_leg = _pool(legs)
+    rankings = {leg: [row["fact_id"] for row in leg_rows] for leg, leg_rows in legs.items() if not leg.startswith("_")}
     fused = rrf(rankings, {leg: recipe.weight(leg) for leg in rankings}, recipe.rrf_k)
     return [(rows[fid], score, per_leg[fid]) for fid, score in fused]
 
