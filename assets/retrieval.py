@@ -22,7 +22,7 @@ def retrieval_index(context: dg.AssetExecutionContext, memory_home: MemoryHomeRe
                 description="No live head missing from the index, no retired head served by it.")
 def index_agrees_with_heads(memory_home: MemoryHomeResource, embedder: EmbedderResource) -> dg.AssetCheckResult:
     with memory_home.open(read_only=True, embedder=embedder.build(memory_home.path)) as memory:
-        report = index_consistency(memory.store, memory.projector.index)
+        report = index_consistency(memory.store, memory.projector.index, memory.indexable)
     return dg.AssetCheckResult(passed=report["missing"] == 0 and report["stale"] == 0,
                                metadata={k: dg.MetadataValue.json(v) if isinstance(v, list) else v
                                          for k, v in report.items()})

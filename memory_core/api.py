@@ -1,6 +1,6 @@
 """The Memory tool: one facade an agent (or a person, through the CLI) calls.
 
-    with Memory.open(home) as memory:
+    with Memory.open(home, embedder="static") as memory:
         tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
         tool.set("medication", "ibuprofen", valid_at="2024-03-01T00:00:00Z")
         tool.get("medication", as_of="2024-04-15T00:00:00Z")
@@ -12,26 +12,31 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from .audit import AuditReport
-from .changes import (Decision, Statement, as_fact_states, decide_delete, decide_restore, decide_statement,
-                      visible)
 from .clock import Clock, SystemClock
-from .errors import EmptyKey, InvalidInput, NotFound
-from .identity import Identity, Scope
-from .model import FactVersion, Kind, Provenance, WriteResult
 from .embed import Embedder, make_embedder
+from .errors import InvalidInput, NotFound
+from .identity import Identity, Namespace, Scope
 from .indexing import IndexProjector
+from .lifecycle.expiry import decide_expiry, expired_keys, is_anonymized
+from .lifecycle.flags import KeyOp
+from .lifecycle.tool import LifecycleOps
+from .model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
 from .retrieval import SearchResult
 from .retrieval.search_api import run_search
-from .store import DuckDBStore, Head
-from .store.lance_index import LanceIndex
-from .temporal import check_interval, parse_instant
-from .timeline import fact_at
-from .values import canonical_json, content_sha256
+from .store import DuckDBStore
+from .store.lance_index import LanceIndex, namespace_key
+from .store.port import KeyChange, WriteBatch
+from .temporal import parse_instant
+from .timeline import FactState, fact_at
+from .write.bulk import BulkResult, import_key, import_requests, run_bulk
+from .write.config import WriteConfig, config_from_stored
+from .write.peers import PeerVectors
+from .write.point import WriteContext, after_write, audit_entry, run_set
+from .write.settle import entry_request, make_request, validate_key
 
-MAX_KEY_LENGTH = 512
 Instant = datetime | str | None
 
 
@@ -39,35 +44,12 @@ def _new_id() -> str:
     return uuid.uuid4().hex
 
 
-def validate_key(key: object) -> str:
-    if not isinstance(key, str) or not key.strip():
-        raise EmptyKey("key must be a non-empty string")
-    if len(key) > MAX_KEY_LENGTH:
-        raise InvalidInput(f"key is {len(key)} characters long; the limit is {MAX_KEY_LENGTH}", field="key")
-    if any(ord(ch) < 32 for ch in key):
-        raise InvalidInput("key must not contain control characters", field="key")
-    return key
-
-
-def _optional_text(value: object, field: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{field} must be a non-empty string when given", field=field)
-    return value.strip()
-
-
-def validate_memory_type(memory_type: object) -> str:
-    if not isinstance(memory_type, str) or not memory_type.strip():
-        raise InvalidInput("memory_type must be a non-empty string", field="memory_type")
-    return memory_type.strip()
-
-
 class Memory:
     """An open memory home. Bind it to a run with ``for_run`` to get the tool.
 
-    With an ``embedder`` the home also keeps the retrieval index (``lance/``) current on every
-    write and serves ``recall`` / ``search``; without one it is the authoritative store alone.
+    With an ``embedder`` the home also keeps the retrieval index (``lance/``) current, judges new
+    facts against their peers and serves ``recall`` / ``search``; without one it is the
+    authoritative store alone (writes are indexed the next time it is opened with one).
     """
 
     def __init__(self, store: DuckDBStore, clock: Clock | None = None, new_id: Callable[[], str] = _new_id,
@@ -77,6 +59,8 @@ class Memory:
         self._new_id = new_id
         self.embedder = embedder
         self._projector: IndexProjector | None = None
+        self._peers: PeerVectors | None = None
+        self._configs: dict[str, WriteConfig] = {}
 
     @classmethod
     def open(cls, home: str | Path, *, clock: Clock | None = None, create: bool = True, read_only: bool = False,
@@ -91,6 +75,19 @@ class Memory:
     def home(self) -> Path:
         return self.store.path.parent
 
+    def write_config(self, tenant: str) -> WriteConfig:
+        if tenant not in self._configs:
+            self._configs[tenant] = config_from_stored(self.store.write_configs(tenant))
+        return self._configs[tenant]
+
+    def _forget_config(self, tenant: str) -> None:
+        self._configs.pop(tenant, None)
+
+    def indexable(self, state: FactVersion) -> bool:
+        """Does the index serve this state? Visible, not high, of an embedded type, not an anonymized shell."""
+        return (state.status.value in VISIBLE_STATUSES and state.sensitivity != "high"
+                and self.write_config(state.tenant).embedded(state.memory_type) and not is_anonymized(state))
+
     @property
     def projector(self) -> IndexProjector:
         if self.embedder is None:
@@ -98,8 +95,30 @@ class Memory:
                                "open it with embedder='static' (or minilm, openai, hashing)")
         if self._projector is None:
             index = LanceIndex(self.home / "lance", self.embedder.name, self.embedder.dim)
-            self._projector = IndexProjector(self.store, index, self.embedder, self.clock)
+            self._projector = IndexProjector(self.store, index, self.embedder, self.clock, self.indexable)
         return self._projector
+
+    def _peer_vectors(self) -> PeerVectors | None:
+        if self.embedder is None:
+            return None
+        if self._peers is None:
+            projector = self.projector
+
+            def load(ns: Namespace):
+                projector.flush()
+                return projector.index.namespace_vectors(namespace_key(ns.tenant, ns.scope.value, ns.owner_id))
+
+            self._peers = PeerVectors(self.embedder.dim, load)
+        return self._peers
+
+    def write_context(self) -> WriteContext:
+        return WriteContext(self.store, self.clock, self._new_id, self.write_config, self.embedder,
+                            self.projector if self.embedder is not None else None, self._peer_vectors(),
+                            lambda: getattr(self.embedder, "conflict_threshold", None))
+
+    def flush(self) -> int:
+        """Write queued index changes now (reads do this themselves)."""
+        return self.projector.flush() if self.embedder is not None else 0
 
     def repair_projections(self) -> int:
         """Write to the index every fact whose index write failed earlier."""
@@ -107,7 +126,34 @@ class Memory:
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the retrieval index from the authoritative store."""
+        if self._peers is not None:
+            self._peers.clear()
         return self.projector.reindex(progress=progress)
+
+    def sweep_expired(self, *, actor: str = "worker:expiry-sweep") -> dict[str, int]:
+        """Apply on_expire to every fact whose expires_at has passed. Returns counts by action."""
+        now = self.clock.now()
+        due = [s for s in self.store.latest_states() if s.expires_at is not None]
+        counts = {"tombstone": 0, "demote": 0, "anonymize": 0, "keys": 0}
+        for ns_key in sorted({(s.tenant, s.scope, s.owner_id) for s in due}, key=str):
+            ns = Namespace(*ns_key)
+            keys = expired_keys([s for s in due if (s.tenant, s.scope, s.owner_id) == ns_key], now)
+            changes, audits, rows = [], [], []
+            for key in keys:
+                op = KeyOp(ns, key, tuple(self.store.fact_states(ns, key)), actor, now, self._new_id)
+                decision = decide_expiry(op)
+                if decision.rows:
+                    changes.append(KeyChange(ns, key, decision.rows))
+                    audits.append(audit_entry(ns, key, "expire", decision.rows, None, actor, op.created_at))
+                    rows.extend(decision.rows)
+                    for row in decision.rows:
+                        counts[row.on_expire] += 1
+            if changes:
+                with self.store.locked():
+                    self.store.apply(WriteBatch(tuple(changes), tuple(audits)))
+                counts["keys"] += len(changes)
+                after_write(self.write_context(), ns, rows, {})
+        return counts
 
     def for_run(self, identity: Identity, *, origin: str = "memory.api") -> "MemoryTool":
         return MemoryTool(self, identity, origin)
@@ -116,7 +162,11 @@ class Memory:
         return self.store.verify_audit()
 
     def close(self) -> None:
-        self.store.close()
+        try:
+            if self._projector is not None:
+                self._projector.flush()
+        finally:
+            self.store.close()
 
     def __enter__(self) -> "Memory":
         return self
@@ -125,7 +175,7 @@ class Memory:
         self.close()
 
 
-class MemoryTool:
+class MemoryTool(LifecycleOps):
     """The Memory tool bound to one run identity."""
 
     def __init__(self, memory: Memory, identity: Identity, origin: str) -> None:
@@ -133,8 +183,6 @@ class MemoryTool:
         self._store = memory.store
         self.identity = identity
         self.origin = origin
-
-    # -- helpers -------------------------------------------------------------------------------
 
     def _provenance(self, source_quote: str | None = None) -> Provenance:
         i = self.identity
@@ -144,64 +192,88 @@ class MemoryTool:
     def _now(self) -> datetime:
         return self._memory.clock.now()
 
-    @staticmethod
-    def _created_at(head: Head | None, now: datetime) -> datetime:
-        # Transaction time never runs backwards for a key, even if an injected clock does.
-        return max(now, head.updated_at) if head else now
-
     def _read_times(self, as_of: Instant, known_at: Instant) -> tuple[datetime, datetime | None]:
         known = parse_instant(known_at, "known_at")
         when = parse_instant(as_of, "as_of")
         # get(known_at=T) alone answers what get() answered at T.
         return (when or known or self._now()), known
 
-    def _apply(self, decision: Decision) -> WriteResult:
-        self._store.apply([decision.change])
-        if self._memory.embedder is not None:
-            self._memory.projector.project(decision.change.rows)  # records its own failure
-        return WriteResult(decision.verdict, decision.change.key, decision.change.rows)
+    # -- writes --------------------------------------------------------------------------------
 
-    # -- ops -----------------------------------------------------------------------------------
-
-    def set(self, key: str, value: Any, *, scope: str | Scope = Scope.USER, kind: str | Kind = Kind.FACT,
-            memory_type: str = "general", valid_at: Instant = None, invalid_at: Instant = None,
-            observed_at: Instant = None, subject: str | None = None, context: str | None = None) -> WriteResult:
+    def set(self, key: str, value: Any, *, scope: str | Scope = Scope.USER, dry_run: bool = False,
+            **options: Any) -> WriteResult:
         """State ``value`` under ``key``. A changed value supersedes; the same value reinforces.
 
-        ``subject`` names who the value is about or who said it; ``context`` is text that helps
-        find the row by its words (say, the turns before a dialog turn) without being its value.
+        Options: kind, memory_type, valid_at, invalid_at, observed_at, subject (who the value is
+        about or who said it), context (words that help find it without being its value),
+        ttl_seconds, on_expire, pin, proposed, if_match_sha256, sensitivity, source_class,
+        confidence. ``dry_run`` answers the verdict and writes nothing.
         """
-        key = validate_key(key)
         namespace = self.identity.namespace(scope)
-        parsed_kind = Kind.parse(kind)
-        memory_type = validate_memory_type(memory_type)
-        canonical = canonical_json(value)
-        start = parse_instant(valid_at, "valid_at")
-        end = parse_instant(invalid_at, "invalid_at")
-        observed = parse_instant(observed_at, "observed_at")
-        now = self._now()
-        start = start or now
-        check_interval(start, end)
-        subject = _optional_text(subject, "subject")
-        context = _optional_text(context, "context")
-        statement = Statement(key, canonical, content_sha256(canonical), parsed_kind, memory_type, start, end,
-                              invalid_at is not None, observed, subject, context)
-        with self._store.locked():
-            head = self._store.head(namespace, key)
-            states = self._store.fact_states(namespace, key)
-            created_at = self._created_at(head, now)
-            decision = decide_statement(namespace, head, states, statement, self._provenance(), created_at,
-                                        self._memory._new_id)
-            return self._apply(decision)
+        request = make_request(namespace, key, value, self._provenance(), self._now(), dry_run=dry_run, **options)
+        return run_set(self._memory.write_context(), request)
+
+    def bulk_set(self, entries: Sequence[dict[str, Any]], *, scope: str | Scope = Scope.USER,
+                 dry_run: bool = False) -> BulkResult:
+        """Write many entries ({"key", "value", and any set option}) in one transaction: all or none.
+        A locked or pinned key, a blacklisted or unchanged entry is skipped and reported."""
+        namespace = self.identity.namespace(scope)
+        if isinstance(entries, (str, bytes, dict)):
+            raise InvalidInput("entries must be a list of objects", field="entries")
+        now, provenance = self._now(), self._provenance()
+        requests = [entry_request(namespace, i, e, provenance, now) for i, e in enumerate(entries)]
+        return run_bulk(self._memory.write_context(), requests, dry_run=dry_run)
+
+    def import_items(self, items: Sequence[Any], *, scope: str | Scope = Scope.USER,
+                     dry_run: bool = False) -> BulkResult:
+        """Import texts (strings, or {"text", and valid_at / observed_at / kind / memory_type / subject})
+        under digest keys (``import:`` + 24 hex), source_class imported, oldest first. A key that
+        already holds the text is unchanged, a key whose newest version is not live is left as it
+        is, and a re-run reinforces nothing."""
+        namespace = self.identity.namespace(scope)
+        if isinstance(items, (str, bytes, dict)):
+            raise InvalidInput("items must be a list", field="items")
+        now, provenance = self._now(), self._provenance()
+        allowed = {"text", "valid_at", "observed_at", "kind", "memory_type", "subject", "context", "sensitivity"}
+
+        def request(order: int, item: Any):
+            body = {"text": item} if isinstance(item, str) else item
+            if not isinstance(body, dict) or not isinstance(body.get("text"), str) or not body["text"].strip() \
+                    or set(body) - allowed:
+                raise InvalidInput(f"item {order}: an item is a non-empty string or an object with text and "
+                                   f"any of {', '.join(sorted(allowed - {'text'}))}", entry=order)
+            options = {k: v for k, v in body.items() if k != "text"}
+            return entry_request(namespace, order, {"key": import_key(body["text"]), "value": body["text"],
+                                                    **options}, provenance, now, source_class="imported",
+                                 reinforce=False)
+
+        ordered = import_requests(list(items), request, now)
+        to_write, left = [], []
+        for _, req in ordered:
+            states = self._store.fact_states(namespace, req.key)
+            if states and max(states, key=lambda s: s.version).status.value not in ("active", "conflicted"):
+                left.append(req.key)  # deleted, retired, rejected or proposed: the owner's call stands
+            else:
+                to_write.append(req)
+        result = run_bulk(self._memory.write_context(), to_write, check_cap=len(to_write), dry_run=dry_run,
+                          operation="import")
+        return BulkResult(result.written, result.verdicts, result.skipped_unchanged, result.skipped_pinned,
+                          result.skipped_locked, result.skipped_blacklisted, result.rejected, tuple(left),
+                          result.peer_checked, result.peer_check_skipped, dry_run)
+
+    # -- reads ---------------------------------------------------------------------------------
 
     def get(self, key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None,
             known_at: Instant = None) -> FactVersion | None:
-        """The fact live at ``as_of`` (default now) as the store believed it at ``known_at``."""
+        """The fact live at ``as_of`` (default now) as the store believed it at ``known_at``.
+        An expired fact is hidden at once, before the sweep records it."""
         key = validate_key(key)
         namespace = self.identity.namespace(scope)
         when, known = self._read_times(as_of, known_at)
-        states = visible(self._store.fact_states(namespace, key, known))
-        found = fact_at(as_fact_states(states), when)
+        now = self._now()
+        states = [s for s in self._store.fact_states(namespace, key, known)
+                  if s.status.value in VISIBLE_STATUSES and not s.expired(now)]
+        found = fact_at([FactState(s.fact_id, s.content_sha256, s.valid_at, s.invalid_at) for s in states], when)
         return None if found is None else next(s for s in states if s.fact_id == found.fact_id)
 
     def list(self, *, scope: str | Scope = Scope.USER, as_of: Instant = None,
@@ -209,31 +281,8 @@ class MemoryTool:
         """Every key of the scope with a fact live at ``as_of``, ordered by key."""
         namespace = self.identity.namespace(scope)
         when, known = self._read_times(as_of, known_at)
-        return self._store.live_facts(namespace, when, known)
-
-    def delete(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Tombstone the key: reads stop seeing it, history keeps it, ``restore`` brings it back."""
-        key = validate_key(key)
-        namespace = self.identity.namespace(scope)
         now = self._now()
-        with self._store.locked():
-            head = self._store.head(namespace, key)
-            states = self._store.fact_states(namespace, key)
-            created_at = self._created_at(head, now)
-            return self._apply(decide_delete(namespace, key, head, states, self._provenance(), created_at,
-                                             self._memory._new_id))
-
-    def restore(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Undo the latest delete of ``key``."""
-        key = validate_key(key)
-        namespace = self.identity.namespace(scope)
-        now = self._now()
-        with self._store.locked():
-            head = self._store.head(namespace, key)
-            history = self._store.history(namespace, key)
-            created_at = self._created_at(head, now)
-            return self._apply(decide_restore(namespace, key, head, history, self._provenance(), created_at,
-                                              self._memory._new_id))
+        return [s for s in self._store.live_facts(namespace, when, known) if not s.expired(now)]
 
     def history(self, key: str, *, scope: str | Scope = Scope.USER) -> list[FactVersion]:
         """Every version row of ``key`` in this scope, oldest first."""

@@ -86,3 +86,61 @@ class StoreCorrupted(MemcoreError):
 
     status = 500
     code = "STORE_CORRUPTED"
+
+
+class AdminRequired(ScopeForbidden):
+    code = "ADMIN_REQUIRED"
+
+
+class CharLimitExceeded(InvalidInput):
+    code = "CHAR_LIMIT_EXCEEDED"
+
+
+class Blacklisted(InvalidInput):
+    code = "BLACKLISTED"
+
+
+class SourceClassRefused(InvalidInput):
+    """A caller asked for a source class it may not claim (only downgrades are allowed)."""
+
+    code = "SOURCE_CLASS_REFUSED"
+
+
+class Locked(MemcoreError):
+    status = 423
+    code = "LOCKED"
+
+
+class PinnedConflict(MemcoreError):
+    status = 409
+    code = "PINNED_CONFLICT"
+
+
+class PreconditionFailed(MemcoreError):
+    status = 409
+    code = "PRECONDITION_FAILED"
+
+
+class KeyHoldsFact(MemcoreError):
+    """A proposal may not land on a key that holds an established fact."""
+
+    status = 409
+    code = "KEY_HOLDS_FACT"
+
+
+class LiveHead(MemcoreError):
+    """redact refuses the live head of a key: delete it first."""
+
+    status = 409
+    code = "LIVE_HEAD"
+
+
+class InvalidSnapshot(InvalidInput):
+    code = "INVALID_SNAPSHOT"
+
+
+class WrongState(MemcoreError):
+    """A lifecycle op that does not apply to the key's current state (promote an established fact, ...)."""
+
+    status = 409
+    code = "WRONG_STATE"

@@ -1,56 +1,124 @@
 """Keeping the retrieval index in step with the authoritative store.
 
-DuckDB is written first; the index second. A failed index write is recorded in
-``projection_failures`` and repaired later: it never fails the primary write.
+DuckDB is written first; the index second, behind it: a write queues the states it changed
+(with the vectors it already computed) and the queue is flushed in one index write when a read
+needs the index (search, a peer load), when it grows past ``flush_at`` rows, and at close. So a
+search always sees the writes made before it, and a point write does not pay an index round trip.
+
+The store's global sequence number marks how far the index has caught up (``index_seq``). Rows
+appended after it (by a process that crashed before its flush, or one opened without an
+embedder) are re-projected the first time the index is needed. A failed index write is recorded
+in ``projection_failures`` and repaired later: it never fails the primary write.
 """
 from __future__ import annotations
 
 import logging
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
 
 from .clock import Clock
 from .embed import Embedder
-from .model import FactVersion
+from .model import VISIBLE_STATUSES, FactVersion
 from .projection import index_rows, index_text
 from .store.duckdb_store import DuckDBStore
 from .store.lance_index import LanceIndex
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
+Indexable = Callable[[FactVersion], bool]
 
 
 class IndexProjector:
-    def __init__(self, store: DuckDBStore, index: LanceIndex, embedder: Embedder, clock: Clock) -> None:
+    def __init__(self, store: DuckDBStore, index: LanceIndex, embedder: Embedder, clock: Clock,
+                 indexable: Indexable, *, flush_at: int = 256) -> None:
         self.store = store
         self.index = index
         self.embedder = embedder
         self.clock = clock
+        self.indexable = indexable
+        self.flush_at = flush_at
+        self._pending: dict[str, FactVersion] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+        self._caught_up = False
+        self._replayed: set[str] = set()  # facts the index may already hold: replace, never append
 
-    def _rows(self, states: Sequence[FactVersion]) -> list[dict]:
-        vectors = self.embedder.embed([index_text(s.key, s.value) for s in states])
-        return index_rows(states, vectors)
+    def embed_states(self, states: Sequence[FactVersion]) -> np.ndarray:
+        return self.embedder.embed([index_text(s.key, s.value) for s in states])
 
-    def project(self, states: Sequence[FactVersion]) -> bool:
-        """Upsert the latest state of each fact; on failure record it and return False."""
-        latest = {s.fact_id: s for s in sorted(states, key=lambda s: s.version)}
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def enqueue(self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None) -> None:
+        """Queue the latest state of each fact for the index; ``vectors`` saves re-embedding."""
+        for state in states:
+            known = self._pending.get(state.fact_id)
+            if known is None or known.version <= state.version:
+                self._pending[state.fact_id] = state
+        if vectors:
+            self._vectors.update(vectors)
+        if len(self._pending) >= self.flush_at:
+            self.flush()
+
+    def _catch_up(self) -> None:
+        if self._caught_up:
+            return
+        self._caught_up = True
+        behind = self.store.rows_since(self.store.index_watermark())
+        if behind:
+            log.info("index is %d facts behind the store; projecting them", len(behind))
+            self._replayed.update(behind)
+            self.enqueue(self.store.latest_states(behind))
+
+    def flush(self) -> int:
+        """Write every queued state to the index. Returns how many facts were written or dropped.
+        A read-only home has nothing queued and may not move the watermark: nothing to do."""
+        if self.store.read_only:
+            return 0
+        self._catch_up()
+        if not self._pending:
+            return 0
+        watermark = self.store.last_seq
+        states = list(self._pending.values())
+        self._pending, vectors, self._vectors = {}, self._vectors, {}
+        self._write(states, vectors)
+        self.store.set_index_watermark(watermark)
+        return len(states)
+
+    def _write(self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray]) -> bool:
+        keep = [s for s in states if self.indexable(s)]
+        drop = [s.fact_id for s in states if not self.indexable(s)]
         try:
-            self.index.upsert(self._rows(list(latest.values())))
+            missing = [s for s in keep if s.fact_id not in vectors]
+            if missing:
+                vectors = {**vectors, **dict(zip((s.fact_id for s in missing), self.embed_states(missing)))}
+            fresh = {s.fact_id for s in keep if s.fact_id == s.id and s.fact_id not in self._replayed}
+            new = [s for s in keep if s.fact_id in fresh]
+            old = [s for s in keep if s.fact_id not in fresh]
+            # A fact's first row is always new to the index: append it. Later states replace.
+            self.index.add(index_rows(new, [vectors[s.fact_id] for s in new]))
+            self.index.upsert(index_rows(old, [vectors[s.fact_id] for s in old]))
+            self.index.delete_facts(drop)
+            self._replayed.difference_update(s.fact_id for s in states)
             return True
         # The one deliberate catch-all of the core: whatever the index or the embedder raised,
         # the primary write has committed and must stand. The failure is recorded for repair.
         except Exception as exc:  # noqa: BLE001
-            log.warning("index write failed for %d facts; recorded for repair: %s", len(latest), exc)
-            self.store.record_projection_failure(list(latest.values()), f"{type(exc).__name__}: {exc}",
-                                                 self.clock.now())
+            log.warning("index write failed for %d facts; recorded for repair: %s", len(states), exc)
+            self.store.record_projection_failure(states, f"{type(exc).__name__}: {exc}", self.clock.now())
             return False
 
     def repair(self) -> int:
         """Re-project every fact whose index write failed. Returns how many were repaired."""
+        self.flush()
         pending = self.store.pending_projection_failures()
         if not pending:
             return 0
         states = self.store.latest_states(pending)
-        self.index.upsert(self._rows(states))
+        keep = [s for s in states if self.indexable(s)]
+        self.index.upsert(index_rows(keep, self.embed_states(keep)))
+        self.index.delete_facts([s.fact_id for s in states if not self.indexable(s)])
         self.store.resolve_projection_failures(pending, self.clock.now())
         return len(pending)
 
@@ -60,32 +128,33 @@ class IndexProjector:
 
         from .store.lance_index import schema
 
-        states = self.store.latest_states()
+        self._pending, self._vectors, self._caught_up = {}, {}, True
+        watermark = self.store.last_seq
+        states = [s for s in self.store.latest_states() if self.indexable(s)]
         tables = []
         for start in range(0, len(states), batch):
             chunk = states[start:start + batch]
-            tables.append(pa.Table.from_pylist(self._rows(chunk), schema=schema(self.index.dim)))
+            tables.append(pa.Table.from_pylist(index_rows(chunk, self.embed_states(chunk)),
+                                               schema=schema(self.index.dim)))
             if progress:
                 progress(min(start + batch, len(states)), len(states))
         data = pa.concat_tables(tables) if tables else schema(self.index.dim).empty_table()
         self.index.replace_all(data)
+        self.store.set_index_watermark(watermark)
         pending = self.store.pending_projection_failures()
         if pending:
             self.store.resolve_projection_failures(pending, self.clock.now())
         return len(states)
 
 
-def index_consistency(store: DuckDBStore, index: LanceIndex) -> dict[str, object]:
-    """Does the index agree with the store? Missing: a visible fact with no row or an older row.
-    Stale: a row served as visible whose fact the store has tombstoned (or never had)."""
-    from .model import VISIBLE_STATUSES
-
+def index_consistency(store: DuckDBStore, index: LanceIndex, indexable: Indexable) -> dict[str, object]:
+    """Does the index agree with the store? Missing: an indexable fact with no row or an older row.
+    Stale: a row whose fact must not be served (tombstoned, high, never written)."""
     latest = {s.fact_id: s for s in store.latest_states()}
     rows = index.heads()
-    visible = {f for f, s in latest.items() if s.status.value in VISIBLE_STATUSES}
-    missing = sorted(f for f in visible if rows.get(f, ("", ""))[0] != latest[f].id)
-    stale = sorted(f for f, (_, status) in rows.items()
-                   if status in VISIBLE_STATUSES and (f not in latest or f not in visible))
+    wanted = {f for f, s in latest.items() if indexable(s)}
+    missing = sorted(f for f in wanted if rows.get(f, ("", ""))[0] != latest[f].id)
+    stale = sorted(f for f, (_, status) in rows.items() if f not in wanted or status not in VISIBLE_STATUSES)
     pending = set(store.pending_projection_failures())
     return {"facts": len(latest), "index_rows": len(rows), "missing": len(missing), "stale": len(stale),
             "missing_not_pending_repair": len([f for f in missing if f not in pending]),

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 from typing import Any
@@ -30,11 +30,20 @@ class Kind(str, Enum):
 class Status(str, Enum):
     ACTIVE = "active"          # believed, and live over its valid interval
     SUPERSEDED = "superseded"  # closed by a later statement; still answers as_of inside its interval
-    TOMBSTONED = "tombstoned"  # withdrawn by delete; hidden from reads until restored
+    TOMBSTONED = "tombstoned"  # withdrawn by delete or expiry; hidden from reads until restored
+    REJECTED = "rejected"      # judged wrong by its owner; hidden from reads until restored
+    PROPOSED = "proposed"      # stated tentatively: served, but never overwrites an established fact
+    CONFLICTED = "conflicted"  # served, and flagged against a peer it contradicts (conflict_with)
 
 
 # Statuses whose fact still answers reads over its valid interval.
-VISIBLE_STATUSES = (Status.ACTIVE.value, Status.SUPERSEDED.value)
+VISIBLE_STATUSES = (Status.ACTIVE.value, Status.SUPERSEDED.value, Status.PROPOSED.value, Status.CONFLICTED.value)
+# Statuses of a fact that holds its key now: what a guard, a peer check or a lifecycle op acts on.
+LIVE_STATUSES = (Status.ACTIVE.value, Status.PROPOSED.value, Status.CONFLICTED.value)
+SOURCE_CLASSES = ("stated", "derived", "external", "imported")
+CALLER_SOURCE_CLASSES = ("derived", "external", "imported")  # the downgrades a caller may ask for
+SENSITIVITIES = ("low", "normal", "high")
+ON_EXPIRE = ("tombstone", "demote", "anonymize")
 
 
 class Op(str, Enum):
@@ -44,7 +53,17 @@ class Op(str, Enum):
     RESTATE = "restate"      # the same value said again: reinforcement_count + 1
     SUPERSEDE = "supersede"  # an older fact closed (or retired) by a new statement
     DELETE = "delete"
-    RESTORE = "restore"
+    RESTORE = "restore"      # undo of the latest delete, reject, expiry or retirement
+    LOCK = "lock"
+    UNLOCK = "unlock"
+    PIN = "pin"
+    UNPIN = "unpin"
+    PROMOTE = "promote"      # a proposal accepted as an established fact
+    DEMOTE = "demote"        # an established fact made a proposal again, its confidence halved
+    REJECT = "reject"
+    FLAG = "flag"            # conflict marks set on a peer by another key's write
+    EXPIRE = "expire"        # the expiry sweep applied on_expire
+    ROLLBACK = "rollback"    # a key put back to the state it had at an earlier instant
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +120,21 @@ class FactVersion:
     changed_by: str
     subject: str | None = None        # who the row is about or was said by (a speaker, an entity)
     index_context: str | None = None  # words that help find the row but are not its value
+    source_class: str = "stated"      # stamped by the store; a caller may only downgrade it
+    sensitivity: str = "normal"       # a high row is never embedded, indexed, or shown to a peer check
+    expires_at: datetime | None = None
+    on_expire: str = "tombstone"
+    locked: bool = False              # a changed value or a retirement is refused (423)
+    pinned: bool = False              # a changed value is refused (409) unless the write pins too
+    confidence: float = 1.0
+    conflict_with: tuple[str, ...] = ()  # fact ids of peers this fact is flagged against
+
+    @property
+    def live(self) -> bool:
+        return self.status.value in LIVE_STATUSES
+
+    def expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
     @property
     def value(self) -> Any:
@@ -116,29 +150,39 @@ class FactVersion:
             "invalid_at": iso(self.invalid_at), "created_at": iso(self.created_at),
             "superseded_by": self.superseded_by, "reinforcement_count": self.reinforcement_count,
             "provenance": self.provenance.to_dict(), "changed_by": self.changed_by, "subject": self.subject,
-            "index_context": self.index_context,
+            "index_context": self.index_context, "source_class": self.source_class,
+            "sensitivity": self.sensitivity, "expires_at": iso(self.expires_at), "on_expire": self.on_expire,
+            "locked": self.locked, "pinned": self.pinned, "confidence": self.confidence,
+            "conflict_with": list(self.conflict_with),
         }
 
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
-    """What a write did: its verdict, and every version row it appended, the principal row last."""
+    """What a write did: its verdict, and every version row it appended, the principal row last.
 
-    verdict: str  # "created" | "superseded" | "restated" | "deleted" | "restored"
+    ``rows`` is empty when nothing was written (a dry run, a merge into a peer that needed no new
+    row, a lifecycle op that found the key moved on). ``details`` carries what the verdict names:
+    ``retyped_from``, ``merged_into``, ``peers``, ``threshold``, ``dry_run``, ...
+    """
+
+    verdict: str
     key: str
     rows: tuple[FactVersion, ...]
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def version(self) -> FactVersion:
-        return self.rows[-1]
+    def version(self) -> FactVersion | None:
+        own = [r for r in self.rows if r.key == self.key]
+        return own[-1] if own else None
 
     @property
     def closed(self) -> tuple[FactVersion, ...]:
         return tuple(r for r in self.rows if r.op is Op.SUPERSEDE)
 
     def to_dict(self) -> dict[str, Any]:
+        version = self.version
         return {
-            "verdict": self.verdict, "key": self.key, "version": self.version.to_dict(),
-            "closed": [c.to_dict() for c in self.closed],
-            "rows_written": len(self.rows),
+            "verdict": self.verdict, "key": self.key, "version": version.to_dict() if version else None,
+            "closed": [c.to_dict() for c in self.closed], "rows_written": len(self.rows), **self.details,
         }

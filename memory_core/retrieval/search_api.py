@@ -53,6 +53,7 @@ def run_search(tool: "MemoryTool", query: Any, **kwargs: Any) -> SearchResult:
     namespace = tool.identity.namespace(request.scope)  # refuses a scope the run may not read
     memory = tool._memory
     projector = memory.projector
+    projector.flush()  # read-your-writes: queued index changes land before the legs run
     result = search(projector.index, projector.embedder, namespace, request, get_recipe(request.recipe),
                     memory.clock.now())
     waiting = memory.store.pending_projection_failures(namespace)

@@ -1,14 +1,20 @@
 """The embedded authoritative store: one DuckDB file in the memory home.
 
 ``memory_versions`` is append-only: every change appends rows, nothing is updated in place
-(``redact`` will be the one exception). ``memory_heads`` keeps one row per key with its last
-version number and status; only its unindexed columns are ever updated.
+except by ``redact``. The head of a key is its newest row (the ``memory_heads`` view).
+
+DuckDB admits one writer process per file, so this adapter is the only writer while it is open.
+That lets it keep a write-through cache of the latest fact states of each namespace it touched:
+a point write reads the key from memory (a DuckDB point query costs milliseconds) and appends
+in one transaction. The cache is updated only after a commit, and dropped by ``redact``.
 """
 from __future__ import annotations
 
+import dataclasses
+import json
 import threading
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -16,53 +22,14 @@ import duckdb
 
 from ..audit import GENESIS_HASH, AuditEntry, AuditReport, AuditRow, chain, verify
 from ..errors import HomeNotFound, StoreCorrupted
-from ..identity import Namespace, Scope
-from ..model import VISIBLE_STATUSES, FactVersion, Kind, Op, Provenance, Status
-from .port import Head, KeyChange
+from ..identity import Namespace
+from ..model import VISIBLE_STATUSES, FactVersion
+from .port import Head, WriteBatch
+from .schema import (COLS, SCHEMA_VERSION, VERSION_COLUMNS, arrow_versions, attrs_json, migrate, row_to_version,
+                     stored_schema_version, utc, version_params)
 
-SCHEMA_VERSION = "2"
 DB_FILE = "memory.duckdb"
-
-_VERSION_COLUMNS = (
-    "id", "fact_id", "tenant", "scope", "owner_id", "key", "value_json", "content_sha256", "kind",
-    "memory_type", "status", "op", "version", "change_id", "observed_at", "valid_at", "invalid_at",
-    "created_at", "superseded_by", "reinforcement_count", "prov_tenant", "prov_session", "prov_run",
-    "prov_agent", "prov_model", "prov_source_quote", "prov_origin", "prov_actor", "changed_by", "subject",
-    "index_context",
-)
-_COLS = ", ".join(_VERSION_COLUMNS)
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta (name VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
-CREATE TABLE IF NOT EXISTS memory_versions (
-    id VARCHAR NOT NULL, fact_id VARCHAR NOT NULL,
-    tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL, key VARCHAR NOT NULL,
-    value_json VARCHAR NOT NULL, content_sha256 VARCHAR NOT NULL, kind VARCHAR NOT NULL,
-    memory_type VARCHAR NOT NULL, status VARCHAR NOT NULL, op VARCHAR NOT NULL,
-    version BIGINT NOT NULL, change_id VARCHAR NOT NULL,
-    observed_at TIMESTAMPTZ, valid_at TIMESTAMPTZ NOT NULL, invalid_at TIMESTAMPTZ,
-    created_at TIMESTAMPTZ NOT NULL, superseded_by VARCHAR, reinforcement_count INTEGER NOT NULL,
-    prov_tenant VARCHAR NOT NULL, prov_session VARCHAR, prov_run VARCHAR, prov_agent VARCHAR,
-    prov_model VARCHAR, prov_source_quote VARCHAR, prov_origin VARCHAR NOT NULL, prov_actor VARCHAR NOT NULL,
-    changed_by VARCHAR NOT NULL, subject VARCHAR, index_context VARCHAR
-);
-CREATE INDEX IF NOT EXISTS memory_versions_by_key ON memory_versions (tenant, scope, owner_id, key);
-CREATE TABLE IF NOT EXISTS memory_heads (
-    tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL, key VARCHAR NOT NULL,
-    version BIGINT NOT NULL, status VARCHAR NOT NULL, head_version_id VARCHAR NOT NULL,
-    updated_at TIMESTAMPTZ NOT NULL,
-    PRIMARY KEY (tenant, scope, owner_id, key)
-);
-CREATE TABLE IF NOT EXISTS projection_failures (
-    fact_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
-    key VARCHAR NOT NULL, error VARCHAR NOT NULL, failed_at TIMESTAMPTZ NOT NULL, resolved_at TIMESTAMPTZ
-);
-CREATE TABLE IF NOT EXISTS audit_log (
-    seq BIGINT NOT NULL, written_at TIMESTAMPTZ NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL,
-    owner_id VARCHAR NOT NULL, key VARCHAR NOT NULL, op VARCHAR NOT NULL, version_ids VARCHAR NOT NULL,
-    content_sha256 VARCHAR, actor VARCHAR NOT NULL, prev_hash VARCHAR NOT NULL, row_hash VARCHAR NOT NULL
-);
-"""
+_ARROW_INSERT_ABOVE = 32  # rows; below this one multi-row VALUES insert is faster
 
 # The latest state of every fact, optionally as the store held it at a transaction time.
 _LATEST = """
@@ -70,48 +37,26 @@ SELECT {cols} FROM memory_versions
 WHERE {where}
 QUALIFY row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1
 """
+_NS = "tenant = ? AND scope = ? AND owner_id = ?"
+
+KeyFacts = dict[str, FactVersion]  # fact_id -> latest state
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    return None if value is None else value.astimezone(timezone.utc)
-
-
-def _row_to_version(row: Sequence[Any]) -> FactVersion:
-    r = dict(zip(_VERSION_COLUMNS, row))
-    return FactVersion(
-        id=r["id"], fact_id=r["fact_id"], tenant=r["tenant"], scope=Scope(r["scope"]), owner_id=r["owner_id"],
-        key=r["key"], value_json=r["value_json"], content_sha256=r["content_sha256"], kind=Kind(r["kind"]),
-        memory_type=r["memory_type"], status=Status(r["status"]), op=Op(r["op"]), version=int(r["version"]),
-        change_id=r["change_id"], observed_at=_utc(r["observed_at"]), valid_at=_utc(r["valid_at"]),
-        invalid_at=_utc(r["invalid_at"]), created_at=_utc(r["created_at"]), superseded_by=r["superseded_by"],
-        reinforcement_count=int(r["reinforcement_count"]),
-        provenance=Provenance(
-            tenant=r["prov_tenant"], session=r["prov_session"], run=r["prov_run"], agent=r["prov_agent"],
-            model=r["prov_model"], source_quote=r["prov_source_quote"], origin=r["prov_origin"],
-            actor=r["prov_actor"],
-        ),
-        changed_by=r["changed_by"], subject=r["subject"], index_context=r["index_context"],
-    )
-
-
-def _version_params(v: FactVersion) -> list[Any]:
-    p = v.provenance
-    return [
-        v.id, v.fact_id, v.tenant, v.scope.value, v.owner_id, v.key, v.value_json, v.content_sha256,
-        v.kind.value, v.memory_type, v.status.value, v.op.value, v.version, v.change_id, v.observed_at,
-        v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.reinforcement_count, p.tenant, p.session,
-        p.run, p.agent, p.model, p.source_quote, p.origin, p.actor, v.changed_by, v.subject, v.index_context,
-    ]
+def _ns_params(ns: Namespace) -> list[Any]:
+    return [ns.tenant, ns.scope.value, ns.owner_id]
 
 
 class DuckDBStore:
-    """``VersionStore`` over one DuckDB file. One writer process at a time (DuckDB's rule)."""
+    """``VersionStore`` over one DuckDB file."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
         self._con = con
         self.path = path
         self.read_only = read_only
         self._lock = threading.RLock()
+        self._cache: dict[Namespace, dict[str, KeyFacts]] = {}
+        self._seq = 0
+        self._audit_head: tuple[int, str] = (0, GENESIS_HASH)
 
     @classmethod
     def open(cls, home: Path, *, create: bool = True, read_only: bool = False) -> "DuckDBStore":
@@ -129,25 +74,15 @@ class DuckDBStore:
         con.execute("SET TimeZone = 'UTC'")
         store = cls(con, db_path, read_only)
         if not read_only:
-            store._migrate()
-        store._check_schema()
+            with store._tx() as tx:
+                migrate(tx)
+        found = stored_schema_version(con)
+        if found != SCHEMA_VERSION:
+            con.close()
+            raise StoreCorrupted(f"{db_path} has schema version {found or 'none'}, this build reads {SCHEMA_VERSION}")
+        store._seq = int(con.execute("SELECT coalesce(max(seq), 0) FROM memory_versions").fetchall()[0][0])
+        store._audit_head = store._stored_audit_head()
         return store
-
-    def _migrate(self) -> None:
-        with self._tx() as con:
-            con.execute(_SCHEMA)
-            found = con.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchall()
-            if found and found[0][0] == "1":  # v2 added subject and index_context
-                con.execute("ALTER TABLE memory_versions ADD COLUMN IF NOT EXISTS subject VARCHAR")
-                con.execute("ALTER TABLE memory_versions ADD COLUMN IF NOT EXISTS index_context VARCHAR")
-            con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
-
-    def _check_schema(self) -> None:
-        found = self._con.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchall()
-        if not found or found[0][0] != SCHEMA_VERSION:
-            raise StoreCorrupted(
-                f"{self.path} has schema version {found[0][0] if found else 'none'}, this build reads {SCHEMA_VERSION}"
-            )
 
     @contextmanager
     def _tx(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -175,46 +110,84 @@ class DuckDBStore:
         with self._lock:
             return self._con.execute(sql, list(params)).fetchall()
 
+    def _namespace(self, ns: Namespace) -> dict[str, KeyFacts]:
+        """The cached latest states of a namespace, loaded in one query on first touch."""
+        found = self._cache.get(ns)
+        if found is None:
+            found = {}
+            for row in self._rows(_LATEST.format(cols=COLS, where=_NS), _ns_params(ns)):
+                state = row_to_version(row)
+                found.setdefault(state.key, {})[state.fact_id] = state
+            self._cache[ns] = found
+        return found
+
+    def namespace_states(self, ns: Namespace) -> dict[str, list[FactVersion]]:
+        """Every key of ``ns`` with the latest state of each of its facts, oldest version first."""
+        with self._lock:
+            return {k: sorted(v.values(), key=lambda s: s.version) for k, v in self._namespace(ns).items()}
+
+    def fact_state(self, namespace: Namespace, key: str, fact_id: str) -> FactVersion | None:
+        """The latest state of one fact, from the namespace cache."""
+        with self._lock:
+            return self._namespace(namespace).get(key, {}).get(fact_id)
+
     def head(self, namespace: Namespace, key: str) -> Head | None:
-        rows = self._rows(
-            "SELECT version, status, head_version_id, updated_at FROM memory_heads "
-            "WHERE tenant = ? AND scope = ? AND owner_id = ? AND key = ?",
-            [namespace.tenant, namespace.scope.value, namespace.owner_id, key],
-        )
-        if not rows:
+        with self._lock:
+            facts = self._namespace(namespace).get(key)
+        if not facts:
             return None
-        version, status, head_version_id, updated_at = rows[0]
-        return Head(namespace, key, int(version), status, head_version_id, _utc(updated_at))
+        newest = max(facts.values(), key=lambda s: s.version)
+        return Head(namespace, key, newest.version, newest.status.value, newest.id, newest.created_at)
 
     def fact_states(self, namespace: Namespace, key: str, known_at: datetime | None = None) -> list[FactVersion]:
-        where = "tenant = ? AND scope = ? AND owner_id = ? AND key = ?"
-        params: list[Any] = [namespace.tenant, namespace.scope.value, namespace.owner_id, key]
-        if known_at is not None:
-            where += " AND created_at <= ?"
-            params.append(known_at)
-        sql = _LATEST.format(cols=_COLS, where=where) + " ORDER BY version"
-        return [_row_to_version(r) for r in self._rows(sql, params)]
+        if known_at is None:
+            with self._lock:
+                return sorted(self._namespace(namespace).get(key, {}).values(), key=lambda s: s.version)
+        sql = _LATEST.format(cols=COLS, where=f"{_NS} AND key = ? AND created_at <= ?") + " ORDER BY version"
+        return [row_to_version(r) for r in self._rows(sql, [*_ns_params(namespace), key, known_at])]
 
     def history(self, namespace: Namespace, key: str) -> list[FactVersion]:
-        rows = self._rows(
-            f"SELECT {_COLS} FROM memory_versions WHERE tenant = ? AND scope = ? AND owner_id = ? AND key = ? "
-            "ORDER BY version",
-            [namespace.tenant, namespace.scope.value, namespace.owner_id, key],
-        )
-        return [_row_to_version(r) for r in rows]
+        rows = self._rows(f"SELECT {COLS} FROM memory_versions WHERE {_NS} AND key = ? ORDER BY version",
+                          [*_ns_params(namespace), key])
+        return [row_to_version(r) for r in rows]
+
+    def namespace_history(self, namespace: Namespace) -> list[FactVersion]:
+        rows = self._rows(f"SELECT {COLS} FROM memory_versions WHERE {_NS} ORDER BY key, version",
+                          _ns_params(namespace))
+        return [row_to_version(r) for r in rows]
+
+    def states_known_at(self, namespace: Namespace, known_at: datetime) -> dict[str, list[FactVersion]]:
+        """What the store held for every key of ``namespace`` at transaction time ``known_at``."""
+        sql = _LATEST.format(cols=COLS, where=f"{_NS} AND created_at <= ?") + " ORDER BY key, version"
+        out: dict[str, list[FactVersion]] = {}
+        for row in self._rows(sql, [*_ns_params(namespace), known_at]):
+            state = row_to_version(row)
+            out.setdefault(state.key, []).append(state)
+        return out
 
     def live_facts(self, namespace: Namespace, as_of: datetime, known_at: datetime | None = None) -> list[FactVersion]:
-        where = "tenant = ? AND scope = ? AND owner_id = ?"
-        params: list[Any] = [namespace.tenant, namespace.scope.value, namespace.owner_id]
+        where, params = _NS, _ns_params(namespace)
         if known_at is not None:
             where += " AND created_at <= ?"
-            params.append(known_at)
+            params = [*params, known_at]
         sql = (
-            f"WITH latest AS ({_LATEST.format(cols=_COLS, where=where)}) SELECT {_COLS} FROM latest "
+            f"WITH latest AS ({_LATEST.format(cols=COLS, where=where)}) SELECT {COLS} FROM latest "
             f"WHERE status IN {VISIBLE_STATUSES!r} AND valid_at <= ? AND (invalid_at IS NULL OR ? < invalid_at) "
             "ORDER BY key, version"
         )
-        return [_row_to_version(r) for r in self._rows(sql, [*params, as_of, as_of])]
+        return [row_to_version(r) for r in self._rows(sql, [*params, as_of, as_of])]
+
+    def version_row(self, version_id: str) -> FactVersion | None:
+        rows = self._rows(f"SELECT {COLS} FROM memory_versions WHERE id = ?", [version_id])
+        return row_to_version(rows[0]) if rows else None
+
+    def rows_since(self, seq: int) -> list[str]:
+        """Fact ids with a version row appended after global sequence number ``seq``."""
+        return [r[0] for r in self._rows("SELECT DISTINCT fact_id FROM memory_versions WHERE seq > ?", [seq])]
+
+    @property
+    def last_seq(self) -> int:
+        return self._seq
 
     def overlapping_intervals(self) -> list[dict[str, Any]]:
         """Every pair of visible facts of one key whose valid intervals overlap (should be none)."""
@@ -234,10 +207,8 @@ class DuckDBStore:
         return [dict(zip(cols, r)) for r in self._rows(sql, [])]
 
     def table_counts(self) -> dict[str, int]:
-        out = {}
-        for table in ("memory_versions", "memory_heads", "audit_log", "projection_failures"):
-            out[table] = int(self._rows(f"SELECT count(*) FROM {table}", [])[0][0])
-        return out
+        return {table: int(self._rows(f"SELECT count(*) FROM {table}", [])[0][0])
+                for table in ("memory_versions", "memory_heads", "audit_log", "projection_failures")}
 
     def summary(self) -> dict[str, Any]:
         """Counts a report or an asset prints: tables, namespaces, ops, current states."""
@@ -259,16 +230,16 @@ class DuckDBStore:
         if fact_ids is not None and not fact_ids:
             return []
         where, params = ("TRUE", []) if fact_ids is None else ("list_contains(?, fact_id)", [list(fact_ids)])
-        return [_row_to_version(r) for r in self._rows(_LATEST.format(cols=_COLS, where=where) + " ORDER BY fact_id",
-                                                        params)]
+        return [row_to_version(r) for r in self._rows(_LATEST.format(cols=COLS, where=where) + " ORDER BY fact_id",
+                                                       params)]
 
     def pending_projection_failures(self, namespace: Namespace | None = None) -> list[str]:
         """Fact ids whose index write failed and has not been repaired yet."""
         sql = "SELECT DISTINCT fact_id FROM projection_failures WHERE resolved_at IS NULL"
         params: list[Any] = []
         if namespace is not None:
-            sql += " AND tenant = ? AND scope = ? AND owner_id = ?"
-            params = [namespace.tenant, namespace.scope.value, namespace.owner_id]
+            sql += f" AND {_NS}"
+            params = _ns_params(namespace)
         return [r[0] for r in self._rows(sql + " ORDER BY fact_id", params)]
 
     def marker(self, name: str) -> str | None:
@@ -282,6 +253,15 @@ class DuckDBStore:
             cursor = self._con.execute(sql, list(params))
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, r)) for r in cursor.fetchall()]
+
+    def write_configs(self, tenant: str) -> dict[str, dict[str, Any]]:
+        """The tenant's stored write configuration: '' for the tenant, else one per memory type."""
+        rows = self._rows("SELECT memory_type, config_json FROM write_config WHERE tenant = ?", [tenant])
+        return {memory_type: json.loads(body) for memory_type, body in rows}
+
+    def snapshot_restored(self, snapshot_id: str, namespace: Namespace) -> bool:
+        return bool(self._rows(f"SELECT 1 FROM snapshots_restored WHERE snapshot_id = ? AND {_NS}",
+                               [snapshot_id, *_ns_params(namespace)]))
 
     # -- writes --------------------------------------------------------------------------------
 
@@ -301,47 +281,94 @@ class DuckDBStore:
         with self._tx() as con:
             con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [f"marker:{name}", value])
 
-    def apply(self, changes: Sequence[KeyChange]) -> None:
+    def put_write_config(self, tenant: str, memory_type: str, config: dict[str, Any], at: datetime,
+                         audit: AuditEntry) -> None:
         with self._tx() as con:
-            seq, prev = self._audit_head(con)
-            for change in changes:
-                ns = change.namespace
-                if change.rows:
-                    con.executemany(
-                        f"INSERT INTO memory_versions ({_COLS}) VALUES ({', '.join('?' * len(_VERSION_COLUMNS))})",
-                        [_version_params(r) for r in change.rows],
-                    )
-                    last = change.rows[-1]
-                    con.execute(
-                        "INSERT INTO memory_heads VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                        "ON CONFLICT (tenant, scope, owner_id, key) DO UPDATE SET version = excluded.version, "
-                        "status = excluded.status, head_version_id = excluded.head_version_id, "
-                        "updated_at = excluded.updated_at",
-                        [ns.tenant, ns.scope.value, ns.owner_id, change.key, max(r.version for r in change.rows),
-                         change.head_status, last.id, last.created_at],
-                    )
-                seq += 1
-                row = chain(seq, change.audit, prev)
-                self._insert_audit(con, row)
-                prev = row.row_hash
-            con.execute("INSERT OR REPLACE INTO meta VALUES ('audit_head', ?)", [f"{seq}:{prev}"])
+            con.execute("DELETE FROM write_config WHERE tenant = ? AND memory_type = ?", [tenant, memory_type])
+            con.execute("INSERT INTO write_config VALUES (?, ?, ?, ?)",
+                        [tenant, memory_type, json.dumps(config, sort_keys=True), at])
+            self._chain_audit(con, [audit])
 
-    @staticmethod
-    def _audit_head(con: duckdb.DuckDBPyConnection) -> tuple[int, str]:
-        found = con.execute("SELECT value FROM meta WHERE name = 'audit_head'").fetchall()
-        if not found:
-            return 0, GENESIS_HASH
-        seq, _, digest = found[0][0].partition(":")
-        return int(seq), digest
+    def apply(self, batch: WriteBatch, *, snapshot: tuple[str, int] | None = None) -> None:
+        """Append the batch's rows and audit rows in one transaction; then update the cache.
 
-    @staticmethod
-    def _insert_audit(con: duckdb.DuckDBPyConnection, row: AuditRow) -> None:
-        e = row.entry
-        con.execute(
-            "INSERT INTO audit_log VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [row.seq, e.at, e.tenant, e.scope, e.owner_id, e.key, e.op, e.version_ids, e.content_sha256,
-             e.actor, row.prev_hash, row.row_hash],
-        )
+        ``snapshot`` (id, keys) records a snapshot restore in the same transaction, so a restore
+        is idempotent per snapshot id."""
+        rows = batch.rows
+        with self._lock:
+            first = self._seq + 1
+            with self._tx() as con:
+                if len(rows) > _ARROW_INSERT_ABOVE:
+                    con.register("incoming_versions", arrow_versions(first, rows))
+                    try:
+                        con.execute(f"INSERT INTO memory_versions ({COLS}) SELECT {COLS} FROM incoming_versions")
+                    finally:
+                        con.unregister("incoming_versions")
+                elif rows:
+                    marks = "(" + ", ".join("?" * len(VERSION_COLUMNS)) + ")"
+                    con.execute(f"INSERT INTO memory_versions ({COLS}) VALUES " + ", ".join([marks] * len(rows)),
+                                [p for i, r in enumerate(rows) for p in version_params(first + i, r)])
+                if snapshot is not None:
+                    audit = batch.audits[0]
+                    con.execute("INSERT INTO snapshots_restored VALUES (?, ?, ?, ?, ?, ?)",
+                                [snapshot[0], audit.tenant, audit.scope, audit.owner_id, audit.at, snapshot[1]])
+                audit_head = self._chain_audit(con, batch.audits)
+            self._seq += len(rows)
+            self._audit_head = audit_head
+            for row in rows:
+                cached = self._cache.get(Namespace(row.tenant, row.scope, row.owner_id))
+                if cached is not None:
+                    facts = cached.setdefault(row.key, {})
+                    known = facts.get(row.fact_id)
+                    if known is None or known.version < row.version:
+                        facts[row.fact_id] = row
+
+    def redact(self, rows: Sequence[FactVersion], value_json: str, content_sha256: str,
+               audit: AuditEntry) -> None:
+        """Overwrite the value (and the words kept beside it) of the given version rows in place:
+        the one edit the log allows."""
+        with self._lock:
+            with self._tx() as con:
+                for row in rows:
+                    scrubbed = dataclasses.replace(row, index_context=None, provenance=dataclasses.replace(
+                        row.provenance, source_quote=None))
+                    con.execute("UPDATE memory_versions SET value_json = ?, content_sha256 = ?, attrs = ? WHERE id = ?",
+                                [value_json, content_sha256, attrs_json(scrubbed), row.id])
+                self._audit_head = self._chain_audit(con, [audit])
+            self._cache.clear()
+            self._con.execute("CHECKPOINT")  # fold the WAL, which still holds the old bytes
+
+    def _chain_audit(self, con: duckdb.DuckDBPyConnection, entries: Sequence[AuditEntry]) -> tuple[int, str]:
+        seq, prev = self._audit_head
+        for entry in entries:
+            seq += 1
+            row = chain(seq, entry, prev)
+            e = row.entry
+            con.execute(
+                "INSERT INTO audit_log VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [row.seq, e.at, e.tenant, e.scope, e.owner_id, e.key, e.op, e.version_ids, e.content_sha256,
+                 e.actor, row.prev_hash, row.row_hash],
+            )
+            prev = row.row_hash
+        if entries:
+            if self._audit_head[0] == 0:
+                con.execute("DELETE FROM audit_head")
+                con.execute("INSERT INTO audit_head VALUES (?, ?)", [seq, prev])
+            else:
+                con.execute("UPDATE audit_head SET seq = ?, row_hash = ?", [seq, prev])
+        return seq, prev
+
+    def _stored_audit_head(self) -> tuple[int, str]:
+        found = self._rows("SELECT seq, row_hash FROM audit_head", [])
+        return (int(found[0][0]), found[0][1]) if found else (0, GENESIS_HASH)
+
+    def index_watermark(self) -> int:
+        found = self._rows("SELECT value FROM meta WHERE name = 'index_seq'", [])
+        return int(found[0][0]) if found else 0
+
+    def set_index_watermark(self, seq: int) -> None:
+        with self._tx() as con:
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('index_seq', ?)", [str(seq)])
 
     def audit_rows(self) -> list[AuditRow]:
         rows = self._rows(
@@ -351,7 +378,7 @@ class DuckDBStore:
         return [
             AuditRow(
                 seq=int(r[0]),
-                entry=AuditEntry(at=_utc(r[1]), tenant=r[2], scope=r[3], owner_id=r[4], key=r[5], op=r[6],
+                entry=AuditEntry(at=utc(r[1]), tenant=r[2], scope=r[3], owner_id=r[4], key=r[5], op=r[6],
                                  version_ids=r[7], content_sha256=r[8], actor=r[9]),
                 prev_hash=r[10], row_hash=r[11],
             )
@@ -359,10 +386,5 @@ class DuckDBStore:
         ]
 
     def verify_audit(self) -> AuditReport:
-        with self._lock:
-            found = self._con.execute("SELECT value FROM meta WHERE name = 'audit_head'").fetchall()
-        head = None
-        if found:
-            seq, _, digest = found[0][0].partition(":")
-            head = (int(seq), digest)
-        return verify(self.audit_rows(), head)
+        found = self._rows("SELECT seq, row_hash FROM audit_head", [])
+        return verify(self.audit_rows(), (int(found[0][0]), found[0][1]) if found else None)

@@ -108,6 +108,45 @@ class LanceIndex:
             return
         table.merge_insert("fact_id").when_matched_update_all().when_not_matched_insert_all().execute(data)
 
+    def add(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Append rows of facts the table does not hold yet (new facts): cheaper than a merge."""
+        if not rows:
+            return
+        if self.table is None:
+            self.upsert(rows)
+            return
+        self.table.add(pa.Table.from_pylist(list(rows), schema=schema(self.dim)))
+
+    def delete_facts(self, fact_ids: Sequence[str]) -> None:
+        """Drop the rows of facts that must not be served or kept (tombstoned, high, redacted, ...)."""
+        if not fact_ids or self.table is None:
+            return
+        for start in range(0, len(fact_ids), 1000):
+            chunk = fact_ids[start:start + 1000]
+            self.table.delete("fact_id IN (" + ", ".join(sql_str(f) for f in chunk) + ")")
+
+    def namespace_vectors(self, namespace: str) -> dict[str, tuple[str, np.ndarray]]:
+        """fact_id -> (key, vector) of every row of one namespace (what a peer check compares with)."""
+        if self.table is None:
+            return {}
+        where = f"namespace = {sql_str(namespace)}"
+        count = self.table.count_rows(where)
+        if not count:
+            return {}
+        data = self.table.search().where(where).select(["fact_id", "key", "vector"]).limit(count).to_arrow()
+        vectors = data.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, self.dim)
+        return dict(zip(data.column("fact_id").to_pylist(), zip(data.column("key").to_pylist(), vectors)))
+
+    def purge_history(self) -> None:
+        """Fold the table into one version and drop older versions and files, so nothing a later
+        change removed (a redacted value) survives in the folder; rebuild the text index."""
+        table = self.table
+        if table is None:
+            return
+        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        self._ensure_fts()
+        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+
     def replace_all(self, data: pa.Table) -> None:
         """Rebuild the table from scratch (reindex)."""
         self._write_meta()

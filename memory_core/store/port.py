@@ -12,7 +12,7 @@ from ..model import FactVersion
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """The current state of one key: its last version number and whether it is tombstoned."""
+    """The newest version row of one key: its number, its status and when it was written."""
 
     namespace: Namespace
     key: str
@@ -24,13 +24,23 @@ class Head:
 
 @dataclass(frozen=True, slots=True)
 class KeyChange:
-    """Everything one write appends, applied in one transaction or not at all."""
+    """The version rows one write appends to one key."""
 
     namespace: Namespace
     key: str
     rows: tuple[FactVersion, ...]
-    head_status: str
-    audit: AuditEntry
+
+
+@dataclass(frozen=True, slots=True)
+class WriteBatch:
+    """Everything one write appends (its key changes and its audit rows): all of it or none."""
+
+    changes: tuple[KeyChange, ...]
+    audits: tuple[AuditEntry, ...]
+
+    @property
+    def rows(self) -> tuple[FactVersion, ...]:
+        return tuple(r for c in self.changes for r in c.rows)
 
 
 class VersionStore(Protocol):
@@ -46,8 +56,8 @@ class VersionStore(Protocol):
         """One row per key of ``namespace``: the fact live at ``as_of`` as believed at ``known_at``."""
         ...
 
-    def apply(self, changes: Sequence[KeyChange]) -> None:
-        """Append every change's rows, move the heads, chain the audit rows: all or nothing."""
+    def apply(self, batch: WriteBatch) -> None:
+        """Append every change's rows and chain the audit rows: all or nothing."""
         ...
 
     def verify_audit(self) -> AuditReport: ...

@@ -10,7 +10,7 @@ from assets.resources import MemoryHomeResource
 from assets.timeline import (audit_chain_verifies, no_overlapping_live_intervals, timeline_corpus,
                              timeline_memory, timeline_summary, probes_answer_as_constructed)
 from memory_core import Identity, Memory
-from memory_core.store import KeyChange
+from memory_core.store import KeyChange, WriteBatch
 
 SMALL = {"ops": {name: {"config": {"seed": 3, "subjects": 6, "tenant": "t-demo"}}
                  for name in ("timeline_corpus", "timeline_memory", "timeline_memory_probes_answer_as_constructed")}}
@@ -57,7 +57,7 @@ def _broken_overlap(home):
         forged = dataclasses.replace(first, id="forged", fact_id="forged", value_json='"Paris"', version=2)
         audit = dataclasses.replace(
             memory.store.audit_rows()[-1].entry, version_ids="forged")
-        memory.store.apply([KeyChange(tool.identity.namespace("user"), "city", (forged,), "active", audit)])
+        memory.store.apply(WriteBatch((KeyChange(tool.identity.namespace("user"), "city", (forged,)),), (audit,)))
 
 
 def test_overlap_check_fails_on_a_store_built_to_break_it(tmp_path):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from memory_core import Identity, Memory
-from memory_core.embed import HashingEmbedder
+from memory_core.embed import EmbedderUnavailable, HashingEmbedder
 from memory_core.errors import InvalidInput, MalformedTimestamp, ScopeForbidden, UnknownKind
 from memory_core.retrieval.fusion import rrf
 from memory_core.store.lance_index import EmbedderMismatch
@@ -165,21 +165,36 @@ class FlakyEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
-def test_a_failed_index_write_never_fails_the_write_and_is_repaired(home, clock):
+def test_an_embedder_failure_fails_the_write_and_writes_nothing(home, clock):
     embedder = FlakyEmbedder()
-    with Memory.open(home, clock=clock) as plain:
-        pass
-    memory = Memory(plain.store.open(home), clock, embedder=embedder)
+    memory = Memory.open(home, clock=clock, embedder=embedder)
     tool = tool_of(memory)
+    before = memory.store.table_counts()
     embedder.failing = True
+    with pytest.raises(EmbedderUnavailable):
+        tool.set("allergy", "allergic to peanuts")
+    assert memory.store.table_counts() == before and tool.get("allergy") is None
+    memory.close()
+
+
+def test_a_failed_index_write_never_fails_the_write_and_is_repaired(home, clock, monkeypatch):
+    memory = Memory.open(home, clock=clock, embedder=HashingEmbedder())
+    tool = tool_of(memory)
+    tool.set("seed", "an earlier row so the index table exists")
+    memory.flush()
+
+    def disk_full(rows):
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(memory.projector.index, "add", disk_full)
     result = tool.set("allergy", "allergic to peanuts")
     assert result.verdict == "created" and tool.get("allergy").value == "allergic to peanuts"
+    found = tool.recall("peanuts")  # the read flushes the queue; the index write fails and is recorded
     assert memory.store.pending_projection_failures() == [result.version.fact_id]
-    embedder.failing = False
-    found = tool.recall("peanuts")
-    assert found.hits == () and any("not in the index yet" in n for n in found.notes)
+    assert "allergy" not in keys(found) and any("not in the index yet" in n for n in found.notes)
+    monkeypatch.undo()
     assert memory.repair_projections() == 1
-    assert keys(tool.recall("peanuts")) == ["allergy"]
+    assert keys(tool.recall("peanuts"))[0] == "allergy"
     assert memory.store.pending_projection_failures() == []
     memory.close()
 
@@ -196,7 +211,8 @@ def test_reindex_rebuilds_the_index_from_the_store(home, clock):
     with Memory.open(home, clock=clock) as m:  # no embedder: no index is kept
         tool_of(m).set("garden", "tomatoes and basil on the balcony")
     with Memory.open(home, clock=clock, embedder="hashing") as m:
-        assert tool_of(m).recall("basil").verdict == "no_match"
+        # Rows written without an embedder are projected the first time the index is needed.
+        assert keys(tool_of(m).recall("basil")) == ["garden"]
         assert m.reindex() == 1
         assert keys(tool_of(m).recall("basil")) == ["garden"]
 

@@ -1,0 +1,1 @@
+"""The write path: configuration, the named phases of a point write, peer verdicts, bulk and import."""

@@ -1,0 +1,283 @@
+"""bulk_set and import: the batch form of the point write, applied in one transaction.
+
+One live-row lookup (the namespace cache), hash dedup, one embedding batch, the same peer
+verdicts plus intra-batch pairs, and one transaction: every row lands or none does. The first
+``bulk_check_cap`` new facts are judged against peers (an import judges all of them).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import (Blacklisted, CharLimitExceeded, InvalidInput, KeyHoldsFact, Locked, PinnedConflict,
+                      PreconditionFailed)
+from ..identity import Namespace
+from ..model import FactVersion
+from ..projection import index_text
+from ..store.port import KeyChange, WriteBatch
+from . import phases
+from .config import resolve_threshold
+from .point import WriteContext, after_write, audit_entry, embed_texts, result_verdict, verdict_rows
+from .request import SetRequest, SetState
+from .verdicts import Peer, Verdict
+
+IMPORT_PREFIX = "import:"
+
+
+def import_key(text: str) -> str:
+    """An imported item's key: a digest of its text, so a re-run lands on the same key."""
+    return IMPORT_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+@dataclass(frozen=True, slots=True)
+class BulkResult:
+    written: tuple[FactVersion, ...]
+    verdicts: dict[str, str]                     # key -> created | superseded | restated | merged | ...
+    skipped_unchanged: tuple[str, ...] = ()
+    skipped_pinned: tuple[str, ...] = ()
+    skipped_locked: tuple[str, ...] = ()
+    skipped_blacklisted: tuple[str, ...] = ()
+    rejected: tuple[str, ...] = ()               # a pinned peer refused the entry
+    left_as_is: tuple[str, ...] = ()             # import: the key's newest version is not live
+    peer_checked: int = 0
+    peer_check_skipped: int = 0
+    dry_run: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        counts: dict[str, int] = {}
+        for verdict in self.verdicts.values():
+            counts[verdict] = counts.get(verdict, 0) + 1
+        return {
+            "rows_written": len(self.written), "verdicts": counts, "dry_run": self.dry_run,
+            "skipped_unchanged": list(self.skipped_unchanged), "skipped_pinned": list(self.skipped_pinned),
+            "skipped_locked": list(self.skipped_locked), "skipped_blacklisted": list(self.skipped_blacklisted),
+            "rejected": list(self.rejected), "left_as_is": list(self.left_as_is),
+            "peer_checked": self.peer_checked, "peer_check_skipped": self.peer_check_skipped, **self.details,
+        }
+
+
+class _Overlay:
+    """The namespace's key states as the batch has changed them so far (last writer wins)."""
+
+    def __init__(self, ctx: WriteContext, namespace: Namespace) -> None:
+        self.ctx, self.namespace = ctx, namespace
+        self.changed: dict[str, dict[str, FactVersion]] = {}
+
+    def states(self, key: str) -> list[FactVersion]:
+        base = {s.fact_id: s for s in self.ctx.store.fact_states(self.namespace, key)}
+        base.update(self.changed.get(key, {}))
+        return sorted(base.values(), key=lambda s: s.version)
+
+    def fact(self, key: str, fact_id: str) -> FactVersion | None:
+        return self.changed.get(key, {}).get(fact_id) or self.ctx.store.fact_state(self.namespace, key, fact_id)
+
+    def record(self, rows: Sequence[FactVersion]) -> None:
+        for row in rows:
+            self.changed.setdefault(row.key, {})[row.fact_id] = row
+
+
+def _unchanged(state: SetState) -> bool:
+    """A restatement that names no new sensitivity, adds no pin and sets no ttl writes nothing."""
+    if not state.restatement:
+        return False
+    r = state.request
+    prior = next(s for s in state.states if s.fact_id == state.plan.restates)
+    return ((r.sensitivity is None or r.sensitivity == prior.sensitivity) and (not r.pin or prior.pinned)
+            and r.ttl_seconds is None)
+
+
+def run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], *, check_cap: int | None = None,
+             dry_run: bool = False, operation: str = "bulk_set",
+             snapshot: tuple[str, int] | None = None) -> BulkResult:
+    if not requests:
+        return BulkResult((), {}, dry_run=dry_run)
+    namespace = requests[0].namespace
+    config = ctx.config(namespace.tenant)
+    cap = config.tenant.bulk_check_cap if check_cap is None else check_cap
+    skipped: dict[str, list[str]] = {k: [] for k in ("unchanged", "pinned", "locked", "blacklisted", "rejected")}
+    with ctx.store.locked():
+        overlay = _Overlay(ctx, namespace)
+        prepared: list[SetState] = []
+        seen: set[tuple[str, str]] = set()
+        for index, request in enumerate(requests):
+            state = phases.resolve_type(SetState(request, config))
+            try:
+                state = phases.fetch_live(state, overlay.states(request.key))
+                state = phases.guard(state)
+                state = phases.expiry(state)
+                state = phases.prepare(state)
+                state = phases.preconditions(state)
+            except Locked:
+                skipped["locked"].append(request.key)
+                continue
+            except PinnedConflict:
+                skipped["pinned"].append(request.key)
+                continue
+            except Blacklisted:
+                skipped["blacklisted"].append(request.key)
+                continue
+            except (CharLimitExceeded, KeyHoldsFact, PreconditionFailed, InvalidInput) as exc:
+                exc.details["entry"] = index  # the whole batch is refused: say which entry
+                exc.message = f"entry {index}: {exc.message}"
+                exc.args = (exc.message,)
+                raise
+            if (request.key, state.content_sha256) in seen or _unchanged(state):
+                skipped["unchanged"].append(request.key)
+                continue
+            seen.add((request.key, state.content_sha256))
+            state = phases.build_rows(state, ctx.new_id)
+            overlay.record(state.rows)
+            prepared.append(state)
+
+        vectors = _embed(ctx, prepared)
+        judged, not_judged = _judge(ctx, prepared, vectors, overlay, cap)
+        verdicts: dict[str, str] = {}
+        written: list[FactVersion] = []
+        for state in judged:
+            if state.verdict is not None and state.verdict.kind == "rejected":
+                skipped["rejected"].append(state.request.key)
+                continue
+            written.extend(state.rows)
+            written.extend(state.peer_rows)
+            verdicts[state.request.key] = _verdict_name(state)
+        if dry_run:
+            return BulkResult((), verdicts, *(tuple(skipped[k]) for k in
+                              ("unchanged", "pinned", "locked", "blacklisted", "rejected")),
+                              peer_checked=len(judged) - not_judged, peer_check_skipped=not_judged, dry_run=True)
+        if written or snapshot is not None:
+            written = _renumber(ctx, namespace, written)
+            by_key: dict[str, list[FactVersion]] = {}
+            for row in written:
+                by_key.setdefault(row.key, []).append(row)
+            digest = hashlib.sha256(",".join(r.id for r in written).encode()).hexdigest()
+            actor = requests[0].provenance.actor
+            at = max([requests[0].now, *(r.created_at for r in written)])
+            audit = dataclasses.replace(audit_entry(namespace, "*", operation, (), None, actor, at),
+                                        version_ids=f"{len(written)} rows sha256:{digest}")
+            ctx.store.apply(WriteBatch(tuple(KeyChange(namespace, k, tuple(v)) for k, v in by_key.items()),
+                                       (audit,)), snapshot=snapshot)
+    if written:
+        new_vectors = {s.rows[-1].fact_id: vectors[i] for i, s in enumerate(judged)
+                       if vectors is not None and vectors[i] is not None and s.rows}
+        after_write(ctx, namespace, written, new_vectors)
+        if ctx.projector is not None:
+            ctx.projector.flush()
+    return BulkResult(tuple(written), verdicts, *(tuple(skipped[k]) for k in
+                      ("unchanged", "pinned", "locked", "blacklisted", "rejected")),
+                      peer_checked=len(judged) - not_judged, peer_check_skipped=not_judged)
+
+
+def _verdict_name(state: SetState) -> str:
+    return result_verdict(state)
+
+
+def _embed(ctx: WriteContext, prepared: Sequence[SetState]) -> list[np.ndarray | None] | None:
+    if ctx.embedder is None:
+        return None
+    wanted = [i for i, s in enumerate(prepared) if phases.embedded(s)]
+    out: list[np.ndarray | None] = [None] * len(prepared)
+    if wanted:
+        matrix = embed_texts(ctx.embedder, [index_text(prepared[i].request.key, prepared[i].request.value)
+                                            for i in wanted])
+        for row, i in enumerate(wanted):
+            out[i] = matrix[row]
+    return out
+
+
+def _judge(ctx: WriteContext, prepared: list[SetState], vectors, overlay: _Overlay,
+           cap: int) -> tuple[list[SetState], int]:
+    """Peer verdicts for the first ``cap`` new facts: stored peers and earlier entries of the batch."""
+    if vectors is None or ctx.peers is None or not prepared:
+        return prepared, sum(1 for s in prepared if phases.needs_peer_check(s))
+    checked = [i for i, s in enumerate(prepared) if phases.needs_peer_check(s) and vectors[i] is not None][:cap]
+    skipped = sum(1 for i, s in enumerate(prepared) if phases.needs_peer_check(s)) - len(checked)
+    if not checked:
+        return prepared, skipped
+    namespace = prepared[0].request.namespace
+    calibration = ctx.calibration()
+    matrix = np.stack([vectors[i] for i in checked])
+    floors = [resolve_threshold(prepared[i].type_config, prepared[i].config.tenant, calibration).value
+              for i in checked]
+    stored = ctx.peers.nearest(namespace, matrix, min(floors), 16)
+    intra = matrix @ matrix.T
+    out = list(prepared)
+    for n, i in enumerate(checked):
+        state = out[i]
+        r = state.request
+        peers = []
+        for fact_id, key, cosine in stored[n]:
+            fact = overlay.fact(key, fact_id)
+            if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
+                peers.append(Peer(fact.fact_id, key, phases.value_text(fact.value), cosine, fact.valid_at,
+                                  fact.pinned, fact.locked))
+        for m in range(n):  # earlier entries of the batch, as they stand after their own verdicts
+            earlier = out[checked[m]]
+            if not earlier.rows or earlier.request.key == r.key or intra[n, m] < floors[n]:
+                continue
+            fact = overlay.fact(earlier.request.key, earlier.rows[-1].fact_id)
+            if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
+                peers.append(Peer(fact.fact_id, fact.key, phases.value_text(fact.value), float(intra[n, m]),
+                                  fact.valid_at, fact.pinned, fact.locked))
+        try:
+            state = phases.peer_verdict(state, peers, calibration)
+        except PinnedConflict:
+            out[i] = dataclasses.replace(state, verdict=Verdict("rejected"), rows=())
+            continue
+        state = _bulk_verdict_rows(ctx, state, overlay)
+        overlay.record((*state.rows, *state.peer_rows))
+        out[i] = state
+    return out, skipped
+
+
+def _bulk_verdict_rows(ctx: WriteContext, state: SetState, overlay: _Overlay) -> SetState:
+    """verdict_rows against the batch overlay: a peer may be an earlier entry of this batch."""
+    shim = dataclasses.replace(ctx, store=_OverlayStore(ctx, overlay))
+    return verdict_rows(shim, state)
+
+
+class _OverlayStore:
+    """The two reads verdict_rows makes, answered from the batch overlay."""
+
+    def __init__(self, ctx: WriteContext, overlay: _Overlay) -> None:
+        self._overlay = overlay
+
+    def fact_state(self, namespace: Namespace, key: str, fact_id: str) -> FactVersion | None:
+        return self._overlay.fact(key, fact_id)
+
+    def head(self, namespace: Namespace, key: str):
+        states = self._overlay.states(key)
+        return _VersionOnly(max((s.version for s in states), default=0)) if states else None
+
+
+@dataclass(frozen=True, slots=True)
+class _VersionOnly:
+    version: int
+
+
+def _renumber(ctx: WriteContext, namespace: Namespace, rows: list[FactVersion]) -> list[FactVersion]:
+    """Give each key's rows consecutive versions above its stored head, in batch order."""
+    out, next_version = [], {}
+    for row in rows:
+        if row.key not in next_version:
+            head = ctx.store.head(namespace, row.key)
+            next_version[row.key] = (head.version if head else 0) + 1
+        out.append(row if row.version == next_version[row.key] else dataclasses.replace(row, version=next_version[row.key]))
+        next_version[row.key] += 1
+    return out
+
+
+def import_requests(items: Sequence[dict[str, Any]], make_request, now: datetime) -> list[tuple[int, Any]]:
+    """Order import items oldest first: by valid_at (an undated item counts as now), then request order."""
+    keyed = []
+    for order, item in enumerate(items):
+        request = make_request(order, item)
+        keyed.append((request.valid_at if item.get("valid_at") is not None else now, order, request))
+    keyed.sort(key=lambda t: (t[0], t[1]))
+    return [(order, request) for _, order, request in keyed]
+

@@ -1,0 +1,191 @@
+"""Write configuration of a tenant and of its memory types, and threshold precedence.
+
+A tenant's configuration applies to every namespace (scope and owner) of the tenant. Stored in
+the memory home (``write_config``) and changed only by an admin run.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, replace
+from enum import Enum
+from typing import Any, Mapping
+
+from ..errors import InvalidInput
+from ..model import ON_EXPIRE
+
+DEFAULT_CONFLICT_THRESHOLD = 0.85   # used when nothing more specific is configured or calibrated
+DEFAULT_DUPLICATE_THRESHOLD = 0.95
+DEFAULT_CHAR_LIMIT = 16_000
+DEFAULT_BULK_CHECK_CAP = 2_000      # entries of a bulk_set judged against peers (import: all)
+
+
+class Policy(str, Enum):
+    NEWEST_WINS = "newest_wins"        # a templated substitution of a peer retires it (refines)
+    AUTO_REINFORCE = "auto_reinforce"  # duplicates reinforce; substitutions are flagged, not retired
+    MANUAL_REVIEW = "manual_review"    # as auto_reinforce: a person (or the resolver) decides
+    APPEND_ONLY = "append_only"        # no peer check at all
+
+
+@dataclass(frozen=True, slots=True)
+class TypeConfig:
+    """How one memory type is written."""
+
+    memory_type: str
+    retype_to: str | None = None           # write rows of this type as another type
+    dedup_threshold: float | None = None   # the peer threshold for this type, before the tenant's
+    retention_days: float | None = None
+    on_expire: str = "tombstone"
+    embedded: bool = True                  # False: stored, never embedded, indexed or peer-checked
+    key_identified: bool = False           # a decision: identified by its key, never refused by a pin
+
+
+@dataclass(frozen=True, slots=True)
+class TenantConfig:
+    """How a tenant's rows are written."""
+
+    policy: Policy = Policy.NEWEST_WINS
+    conflict_threshold: float | None = None
+    duplicate_threshold: float = DEFAULT_DUPLICATE_THRESHOLD
+    char_limit: int = DEFAULT_CHAR_LIMIT
+    retention_days: float | None = None
+    sensitive_retention_days: float | None = None
+    blacklist: tuple[str, ...] = ()        # regular expressions a value may not match
+    bulk_check_cap: int = DEFAULT_BULK_CHECK_CAP
+
+
+# Types every tenant has unless it configures them otherwise.
+BUILTIN_TYPES = {
+    "episodic": TypeConfig("episodic", embedded=False),
+    "profile": TypeConfig("profile", embedded=False),
+    "decision": TypeConfig("decision", key_identified=True),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class WriteConfig:
+    tenant: TenantConfig = field(default_factory=TenantConfig)
+    types: Mapping[str, TypeConfig] = field(default_factory=lambda: dict(BUILTIN_TYPES))
+
+    def type(self, memory_type: str) -> TypeConfig:
+        return self.types.get(memory_type) or TypeConfig(memory_type)
+
+    def embedded(self, memory_type: str) -> bool:
+        return self.type(memory_type).embedded
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    value: float
+    source: str  # "type" | "tenant" | "embedder" | "default"
+
+
+def resolve_threshold(type_config: TypeConfig, tenant: TenantConfig, embedder_calibration: float | None) -> Threshold:
+    """The type's dedup_threshold, else the tenant's conflict_threshold, else the embedder's
+    calibration, else the global default."""
+    if type_config.dedup_threshold is not None:
+        return Threshold(type_config.dedup_threshold, "type")
+    if tenant.conflict_threshold is not None:
+        return Threshold(tenant.conflict_threshold, "tenant")
+    if embedder_calibration is not None:
+        return Threshold(embedder_calibration, "embedder")
+    return Threshold(DEFAULT_CONFLICT_THRESHOLD, "default")
+
+
+def _unit(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < float(value) <= 1.0:
+        raise InvalidInput(f"{name} must be a number in (0, 1], got {value!r}", field=name)
+    return float(value)
+
+
+def _positive(value: Any, name: str, integer: bool = False) -> Any:
+    if value is None:
+        return None
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
+        raise InvalidInput(f"{name} must be a positive {'integer' if integer else 'number'}, got {value!r}",
+                           field=name)
+    return value
+
+
+def parse_tenant_config(body: Mapping[str, Any], base: TenantConfig | None = None) -> TenantConfig:
+    """Validate a (partial) tenant configuration over ``base``."""
+    known = set(TenantConfig.__dataclass_fields__)
+    unknown = set(body) - known
+    if unknown:
+        raise InvalidInput(f"unknown tenant setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}",
+                           field="config")
+    out = base or TenantConfig()
+    values = dict(body)
+    if "policy" in values:
+        try:
+            values["policy"] = Policy(values["policy"])
+        except ValueError:
+            raise InvalidInput(f"unknown policy {values['policy']!r}; expected one of "
+                               f"{', '.join(p.value for p in Policy)}", field="policy") from None
+    for name in ("conflict_threshold", "duplicate_threshold"):
+        if name in values:
+            values[name] = _unit(values[name], name)
+    for name in ("retention_days", "sensitive_retention_days"):
+        if name in values:
+            values[name] = _positive(values[name], name)
+    for name in ("char_limit", "bulk_check_cap"):
+        if name in values:
+            values[name] = _positive(values[name], name, integer=True)
+    if "blacklist" in values:
+        patterns = values["blacklist"]
+        if isinstance(patterns, str) or not all(isinstance(p, str) and p for p in patterns):
+            raise InvalidInput("blacklist must be a list of regular expressions", field="blacklist")
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise InvalidInput(f"blacklist pattern {pattern!r} is not a valid regular expression: {exc}",
+                                   field="blacklist") from None
+        values["blacklist"] = tuple(patterns)
+    return replace(out, **values)
+
+
+def parse_type_config(memory_type: str, body: Mapping[str, Any], base: TypeConfig | None = None) -> TypeConfig:
+    known = set(TypeConfig.__dataclass_fields__) - {"memory_type"}
+    unknown = set(body) - known
+    if unknown:
+        raise InvalidInput(f"unknown type setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}",
+                           field="config")
+    values = dict(body)
+    if "dedup_threshold" in values:
+        values["dedup_threshold"] = _unit(values["dedup_threshold"], "dedup_threshold")
+    if "retention_days" in values:
+        values["retention_days"] = _positive(values["retention_days"], "retention_days")
+    if values.get("on_expire", "tombstone") not in ON_EXPIRE:
+        raise InvalidInput(f"on_expire must be one of {', '.join(ON_EXPIRE)}", field="on_expire")
+    if "retype_to" in values and values["retype_to"] is not None:
+        if not isinstance(values["retype_to"], str) or not values["retype_to"].strip():
+            raise InvalidInput("retype_to must name a memory type", field="retype_to")
+        if values["retype_to"] == memory_type:
+            raise InvalidInput("retype_to must name another type", field="retype_to")
+    for name in ("embedded", "key_identified"):
+        if name in values and not isinstance(values[name], bool):
+            raise InvalidInput(f"{name} must be true or false", field=name)
+    return replace(base or BUILTIN_TYPES.get(memory_type) or TypeConfig(memory_type), **values)
+
+
+def config_from_stored(stored: Mapping[str, Mapping[str, Any]]) -> WriteConfig:
+    """Build a tenant's WriteConfig from the store's rows ('' is the tenant row)."""
+    tenant = parse_tenant_config(stored.get("", {}))
+    types = dict(BUILTIN_TYPES)
+    for memory_type, body in stored.items():
+        if memory_type:
+            types[memory_type] = parse_type_config(memory_type, body)
+    return WriteConfig(tenant, types)
+
+
+def to_stored(config: TenantConfig | TypeConfig) -> dict[str, Any]:
+    body = asdict(config)
+    body.pop("memory_type", None)
+    if "policy" in body:
+        body["policy"] = config.policy.value  # type: ignore[union-attr]
+    if "blacklist" in body:
+        body["blacklist"] = list(body["blacklist"])
+    return body

@@ -1,0 +1,81 @@
+"""The vectors a peer check compares a candidate with, kept in process per namespace.
+
+Loaded once per namespace from the retrieval index, then kept current by the write path itself
+(this process is the only writer of the home), so a point write computes its peers' cosines with
+one matrix product instead of a round trip to the index.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ..identity import Namespace
+
+
+class _Block:
+    def __init__(self, dim: int, capacity: int = 256) -> None:
+        self.matrix = np.zeros((capacity, dim), dtype=np.float32)
+        self.row_of: dict[str, int] = {}
+        self.ids: list[str] = []
+        self.keys: list[str] = []
+
+    def put(self, fact_id: str, key: str, vector: np.ndarray) -> None:
+        row = self.row_of.get(fact_id)
+        if row is None:
+            row = len(self.ids)
+            if row == len(self.matrix):
+                grown = np.zeros((2 * len(self.matrix), self.matrix.shape[1]), dtype=np.float32)
+                grown[:row] = self.matrix
+                self.matrix = grown
+            self.row_of[fact_id] = row
+            self.ids.append(fact_id)
+            self.keys.append(key)
+        self.matrix[row] = vector
+
+
+class PeerVectors:
+    def __init__(self, dim: int, load: Callable[[Namespace], Mapping[str, tuple[str, np.ndarray]]]) -> None:
+        self.dim = dim
+        self._load = load
+        self._blocks: dict[Namespace, _Block] = {}
+
+    def _block(self, namespace: Namespace) -> _Block:
+        block = self._blocks.get(namespace)
+        if block is None:
+            block = _Block(self.dim)
+            for fact_id, (key, vector) in self._load(namespace).items():
+                block.put(fact_id, key, vector)
+            self._blocks[namespace] = block
+        return block
+
+    def put(self, namespace: Namespace, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
+        """Record the vectors of facts just written (only for namespaces already loaded)."""
+        block = self._blocks.get(namespace)
+        if block is not None:
+            for fact_id, (key, vector) in vectors.items():
+                block.put(fact_id, key, vector)
+
+    def vector(self, namespace: Namespace, fact_id: str) -> np.ndarray | None:
+        block = self._block(namespace)
+        row = block.row_of.get(fact_id)
+        return None if row is None else block.matrix[row]
+
+    def nearest(self, namespace: Namespace, vectors: np.ndarray, floor: float,
+                limit: int = 64) -> list[list[tuple[str, str, float]]]:
+        """For each query vector, (fact_id, key, cosine) of the facts at ``floor`` or more, nearest
+        first. The caller decides which of them are eligible peers."""
+        block = self._block(namespace)
+        n = len(block.ids)
+        if not n:
+            return [[] for _ in range(len(vectors))]
+        scores = np.asarray(vectors, dtype=np.float32) @ block.matrix[:n].T
+        out = []
+        for line in np.atleast_2d(scores):
+            hits = np.nonzero(line >= floor)[0]
+            ordered = hits[np.argsort(-line[hits], kind="stable")][:limit]
+            out.append([(block.ids[i], block.keys[i], float(line[i])) for i in ordered])
+        return out
+
+    def clear(self) -> None:
+        self._blocks.clear()
