@@ -247,9 +247,8 @@ class MemoryTool(LifecycleOps):
                                                     **options}, provenance, now, source_class="imported",
                                  reinforce=False)
 
-        ordered = import_requests(list(items), request, now)
         to_write, left = [], []
-        for _, req in ordered:
+        for req in import_requests(list(items), request):
             states = self._store.fact_states(namespace, req.key)
             if states and max(states, key=lambda s: s.version).status.value not in ("active", "conflicted"):
                 left.append(req.key)  # deleted, retired, rejected or proposed: the owner's call stands

@@ -90,7 +90,8 @@ def plan_rollback(op: KeyOp, then: Sequence[FactVersion]) -> RollbackStep:
     changed since takes its state of then as a new version; a fact born since is tombstoned."""
     now_states = {s.fact_id: s for s in op.states}
     then_states = {s.fact_id: s for s in then}
-    changed = [s for fid, s in then_states.items() if now_states.get(fid) is None or now_states[fid].id != s.id]
+    changed = [s for fid, s in then_states.items()
+               if now_states.get(fid) is None or _state(now_states[fid]) != _state(s)]
     born = [s for fid, s in now_states.items() if fid not in then_states and s.status.value in VISIBLE_STATUSES]
     if not changed and not born:
         return RollbackStep(op.key, "unchanged")
@@ -107,6 +108,11 @@ def plan_rollback(op: KeyOp, then: Sequence[FactVersion]) -> RollbackStep:
                                         created_at=op.created_at, changed_by=op.actor))
     visible_then = any(s.status.value in VISIBLE_STATUSES for s in then)
     return RollbackStep(op.key, "restore" if visible_then else "tombstone", tuple(rows))
+
+
+def _state(s: FactVersion) -> tuple:
+    """What a reader can tell apart: a rollback that restored these is done, whatever the row ids."""
+    return (s.status, s.content_sha256, s.valid_at, s.invalid_at, s.expires_at, s.locked, s.pinned, s.sensitivity)
 
 
 def snapshot_payload(snapshot_id: str, created_at: datetime, tenant: str, scope: str,

@@ -287,7 +287,8 @@ class DuckDBStore:
             con.execute("DELETE FROM write_config WHERE tenant = ? AND memory_type = ?", [tenant, memory_type])
             con.execute("INSERT INTO write_config VALUES (?, ?, ?, ?)",
                         [tenant, memory_type, json.dumps(config, sort_keys=True), at])
-            self._chain_audit(con, [audit])
+            head = self._chain_audit(con, [audit])
+        self._audit_head = head
 
     def apply(self, batch: WriteBatch, *, snapshot: tuple[str, int] | None = None) -> None:
         """Append the batch's rows and audit rows in one transaction; then update the cache.

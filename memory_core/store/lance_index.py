@@ -8,6 +8,7 @@ how many there are.
 from __future__ import annotations
 
 import json
+import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Sequence
@@ -143,9 +144,12 @@ class LanceIndex:
         table = self.table
         if table is None:
             return
-        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
-        self._ensure_fts()
-        table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        with warnings.catch_warnings():
+            # Lance warns that older versions go away: that is the point. The home has one writer.
+            warnings.simplefilter("ignore", UserWarning)
+            table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+            self._ensure_fts()
+            table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     def replace_all(self, data: pa.Table) -> None:
         """Rebuild the table from scratch (reindex)."""

@@ -9,8 +9,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -272,12 +271,8 @@ def _renumber(ctx: WriteContext, namespace: Namespace, rows: list[FactVersion]) 
     return out
 
 
-def import_requests(items: Sequence[dict[str, Any]], make_request, now: datetime) -> list[tuple[int, Any]]:
-    """Order import items oldest first: by valid_at (an undated item counts as now), then request order."""
-    keyed = []
-    for order, item in enumerate(items):
-        request = make_request(order, item)
-        keyed.append((request.valid_at if item.get("valid_at") is not None else now, order, request))
-    keyed.sort(key=lambda t: (t[0], t[1]))
-    return [(order, request) for _, order, request in keyed]
-
+def import_requests(items: Sequence[Any], make_request: Callable[[int, Any], SetRequest]) -> list[SetRequest]:
+    """Order import items oldest first: by valid_at (an undated item counts as now, which is what
+    its request holds), then request order."""
+    requests = [make_request(order, item) for order, item in enumerate(items)]
+    return [r for _, r in sorted(enumerate(requests), key=lambda pair: (pair[1].valid_at, pair[0]))]
