@@ -9,7 +9,7 @@ Every op names a scope; the owner of the rows it touches comes from the run iden
 """
 from __future__ import annotations
 
-import uuid
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -41,7 +41,7 @@ Instant = datetime | str | None
 
 
 def _new_id() -> str:
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # a random 128-bit id, as uuid4 but without its object
 
 
 class Memory:
@@ -85,8 +85,10 @@ class Memory:
 
     def indexable(self, state: FactVersion) -> bool:
         """Does the index serve this state? Visible, not high, of an embedded type, not an anonymized shell."""
-        return (state.status.value in VISIBLE_STATUSES and state.sensitivity != "high"
-                and self.write_config(state.tenant).embedded(state.memory_type) and not is_anonymized(state))
+        if state.status.value not in VISIBLE_STATUSES or state.sensitivity == "high" or is_anonymized(state):
+            return False
+        config = self._configs.get(state.tenant) or self.write_config(state.tenant)
+        return config.embedded(state.memory_type)
 
     @property
     def projector(self) -> IndexProjector:

@@ -20,7 +20,7 @@ import numpy as np
 from .clock import Clock
 from .embed import Embedder
 from .model import VISIBLE_STATUSES, FactVersion
-from .projection import index_rows, index_text
+from .projection import index_table, index_text
 from .store.duckdb_store import DuckDBStore
 from .store.lance_index import LanceIndex
 
@@ -87,8 +87,9 @@ class IndexProjector:
         return len(states)
 
     def _write(self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray]) -> bool:
-        keep = [s for s in states if self.indexable(s)]
-        drop = [s.fact_id for s in states if not self.indexable(s)]
+        served = [self.indexable(s) for s in states]
+        keep = [s for s, ok in zip(states, served) if ok]
+        drop = [s.fact_id for s, ok in zip(states, served) if not ok]
         try:
             missing = [s for s in keep if s.fact_id not in vectors]
             if missing:
@@ -97,8 +98,9 @@ class IndexProjector:
             new = [s for s in keep if s.fact_id in fresh]
             old = [s for s in keep if s.fact_id not in fresh]
             # A fact's first row is always new to the index: append it. Later states replace.
-            self.index.add(index_rows(new, [vectors[s.fact_id] for s in new]))
-            self.index.upsert(index_rows(old, [vectors[s.fact_id] for s in old]))
+            dim = self.index.dim
+            self.index.add(index_table(new, [vectors[s.fact_id] for s in new], dim))
+            self.index.upsert(index_table(old, [vectors[s.fact_id] for s in old], dim))
             self.index.delete_facts(drop)
             self._replayed.difference_update(s.fact_id for s in states)
             return True
@@ -117,7 +119,7 @@ class IndexProjector:
             return 0
         states = self.store.latest_states(pending)
         keep = [s for s in states if self.indexable(s)]
-        self.index.upsert(index_rows(keep, self.embed_states(keep)))
+        self.index.upsert(index_table(keep, self.embed_states(keep), self.index.dim))
         self.index.delete_facts([s.fact_id for s in states if not self.indexable(s)])
         self.store.resolve_projection_failures(pending, self.clock.now())
         return len(pending)
@@ -134,8 +136,7 @@ class IndexProjector:
         tables = []
         for start in range(0, len(states), batch):
             chunk = states[start:start + batch]
-            tables.append(pa.Table.from_pylist(index_rows(chunk, self.embed_states(chunk)),
-                                               schema=schema(self.index.dim)))
+            tables.append(index_table(chunk, self.embed_states(chunk), self.index.dim))
             if progress:
                 progress(min(start + batch, len(states)), len(states))
         data = pa.concat_tables(tables) if tables else schema(self.index.dim).empty_table()

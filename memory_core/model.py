@@ -138,7 +138,10 @@ class FactVersion:
 
     @property
     def value(self) -> Any:
-        return json.loads(self.value_json)
+        text = self.value_json
+        if len(text) > 1 and text[0] == '"' and "\\" not in text:
+            return text[1:-1]  # a plain string: canonical JSON added only the quotes
+        return json.loads(text)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -25,8 +25,8 @@ from ..errors import HomeNotFound, StoreCorrupted
 from ..identity import Namespace
 from ..model import VISIBLE_STATUSES, FactVersion
 from .port import Head, WriteBatch
-from .schema import (COLS, SCHEMA_VERSION, VERSION_COLUMNS, arrow_versions, attrs_json, migrate, row_to_version,
-                     stored_schema_version, utc, version_params)
+from .schema import (COLS, SCHEMA_VERSION, STAGED_INSERT, VERSION_COLUMNS, arrow_versions, attrs_json, migrate,
+                     row_to_version, stored_schema_version, utc, version_params)
 
 DB_FILE = "memory.duckdb"
 _ARROW_INSERT_ABOVE = 32  # rows; below this one multi-row VALUES insert is faster
@@ -125,6 +125,10 @@ class DuckDBStore:
         """Every key of ``ns`` with the latest state of each of its facts, oldest version first."""
         with self._lock:
             return {k: sorted(v.values(), key=lambda s: s.version) for k, v in self._namespace(ns).items()}
+
+    def has_key(self, namespace: Namespace, key: str) -> bool:
+        with self._lock:
+            return key in self._namespace(namespace)
 
     def fact_state(self, namespace: Namespace, key: str, fact_id: str) -> FactVersion | None:
         """The latest state of one fact, from the namespace cache."""
@@ -302,7 +306,7 @@ class DuckDBStore:
                 if len(rows) > _ARROW_INSERT_ABOVE:
                     con.register("incoming_versions", arrow_versions(first, rows))
                     try:
-                        con.execute(f"INSERT INTO memory_versions ({COLS}) SELECT {COLS} FROM incoming_versions")
+                        con.execute(STAGED_INSERT.format(source="incoming_versions"))
                     finally:
                         con.unregister("incoming_versions")
                 elif rows:

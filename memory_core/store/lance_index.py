@@ -96,11 +96,14 @@ class LanceIndex:
             self._table = self._db.open_table(TABLE)
         return self._table
 
-    def upsert(self, rows: Sequence[dict[str, Any]]) -> None:
+    def _data(self, rows: pa.Table | Sequence[dict[str, Any]]) -> pa.Table:
+        return rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(list(rows), schema=schema(self.dim))
+
+    def upsert(self, rows: pa.Table | Sequence[dict[str, Any]]) -> None:
         """Insert or replace rows by fact_id."""
-        if not rows:
+        data = self._data(rows)
+        if not data.num_rows:
             return
-        data = pa.Table.from_pylist(list(rows), schema=schema(self.dim))
         table = self.table
         if table is None:
             self._write_meta()
@@ -109,14 +112,15 @@ class LanceIndex:
             return
         table.merge_insert("fact_id").when_matched_update_all().when_not_matched_insert_all().execute(data)
 
-    def add(self, rows: Sequence[dict[str, Any]]) -> None:
+    def add(self, rows: pa.Table | Sequence[dict[str, Any]]) -> None:
         """Append rows of facts the table does not hold yet (new facts): cheaper than a merge."""
-        if not rows:
+        data = self._data(rows)
+        if not data.num_rows:
             return
         if self.table is None:
-            self.upsert(rows)
+            self.upsert(data)
             return
-        self.table.add(pa.Table.from_pylist(list(rows), schema=schema(self.dim)))
+        self.table.add(data)
 
     def delete_facts(self, fact_ids: Sequence[str]) -> None:
         """Drop the rows of facts that must not be served or kept (tombstoned, high, redacted, ...)."""

@@ -159,13 +159,33 @@ def version_params(seq: int, v: FactVersion) -> list[Any]:
     ]
 
 
+
+# Bulk insert: the attrs JSON is built by DuckDB from staged columns (one vectorized pass)
+# rather than by json.dumps per row.
+STAGED_INSERT = (f"INSERT INTO memory_versions ({COLS}) SELECT "
+                 + ", ".join(c for c in VERSION_COLUMNS if c != "attrs")
+                 + ", json_object(" + ", ".join(f"'{a}', {a}" for a in ATTRS) + ")::VARCHAR FROM {source}")
+
+
+def _staged_row(seq: int, v: FactVersion) -> tuple:
+    p = v.provenance
+    return (seq, v.id, v.fact_id, v.tenant, v.scope.value, v.owner_id, v.key, v.value_json, v.content_sha256,
+            v.kind.value, v.memory_type, v.status.value, v.op.value, v.version, v.change_id, v.observed_at,
+            v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.source_class, v.sensitivity, v.expires_at,
+            v.reinforcement_count, v.changed_by, v.subject, v.index_context, v.on_expire, v.locked, v.pinned,
+            v.confidence, list(v.conflict_with), p.tenant, p.session, p.run, p.agent, p.model, p.source_quote,
+            p.origin, p.actor)
+
+
 def arrow_versions(first_seq: int, rows: Sequence[FactVersion]) -> Any:
-    """Many version rows as one Arrow table, for a bulk insert (many small INSERTs are slow)."""
+    """Many version rows as one staged Arrow table for ``STAGED_INSERT``: one tuple per row,
+    transposed in C, then one Arrow array per column."""
     import pyarrow as pa
 
-    columns = list(zip(*(version_params(first_seq + i, r) for i, r in enumerate(rows))))
     ts = pa.timestamp("us", tz="UTC")
+    names = [c for c in VERSION_COLUMNS if c != "attrs"] + list(ATTRS)
     types = {"seq": pa.int64(), "version": pa.int64(), "observed_at": ts, "valid_at": ts, "invalid_at": ts,
-             "created_at": ts, "expires_at": ts}
-    return pa.table({name: pa.array(col, type=types.get(name, pa.string()))
-                     for name, col in zip(VERSION_COLUMNS, columns)})
+             "created_at": ts, "expires_at": ts, "reinforcement_count": pa.int64(), "locked": pa.bool_(),
+             "pinned": pa.bool_(), "confidence": pa.float64(), "conflict_with": pa.list_(pa.string())}
+    columns = list(zip(*(_staged_row(first_seq + i, r) for i, r in enumerate(rows))))
+    return pa.table({name: pa.array(col, type=types.get(name, pa.string())) for name, col in zip(names, columns)})

@@ -7,6 +7,7 @@ verdicts plus intra-batch pairs, and one transaction: every row lands or none do
 from __future__ import annotations
 
 import dataclasses
+import gc
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -23,6 +24,8 @@ from . import phases
 from .config import resolve_threshold
 from .point import WriteContext, after_write, audit_entry, embed_texts, result_verdict, verdict_rows
 from .request import SetRequest, SetState
+from ..timeline import StatementPlan
+from ..values import content_sha256
 from .verdicts import Peer, Verdict
 
 IMPORT_PREFIX = "import:"
@@ -100,18 +103,29 @@ def run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], *, check_cap: in
     config = ctx.config(namespace.tenant)
     cap = config.tenant.bulk_check_cap if check_cap is None else check_cap
     skipped: dict[str, list[str]] = {k: [] for k in ("unchanged", "pinned", "locked", "blacklisted", "rejected")}
+    collecting = gc.isenabled()
+    gc.disable()  # a batch allocates a few objects per entry and frees none: the cycle collector only slows it
+    try:
+        return _run_bulk(ctx, requests, config, cap, skipped, dry_run, operation, snapshot)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: int, skipped: dict[str, list[str]],
+              dry_run: bool, operation: str, snapshot: tuple[str, int] | None) -> BulkResult:
+    namespace = requests[0].namespace
     with ctx.store.locked():
         overlay = _Overlay(ctx, namespace)
-        prepared: list[SetState] = []
+        prepared: list[SetState | _Fresh] = []
         seen: set[tuple[str, str]] = set()
         for index, request in enumerate(requests):
-            state = phases.resolve_type(SetState(request, config))
             try:
-                state = phases.fetch_live(state, overlay.states(request.key))
-                state = phases.guard(state)
-                state = phases.expiry(state)
-                state = phases.prepare(state)
-                state = phases.preconditions(state)
+                if request.if_match_sha256 is None and request.key not in overlay.changed \
+                        and not ctx.store.has_key(namespace, request.key):
+                    entry: SetState | _Fresh = _fresh(ctx, config, request)
+                else:
+                    entry = _through_phases(ctx, config, request, overlay)
             except Locked:
                 skipped["locked"].append(request.key)
                 continue
@@ -126,13 +140,12 @@ def run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], *, check_cap: in
                 exc.message = f"entry {index}: {exc.message}"
                 exc.args = (exc.message,)
                 raise
-            if (request.key, state.content_sha256) in seen or _unchanged(state):
+            if (request.key, entry.content_sha256) in seen or entry.rows == ():
                 skipped["unchanged"].append(request.key)
                 continue
-            seen.add((request.key, state.content_sha256))
-            state = phases.build_rows(state, ctx.new_id)
-            overlay.record(state.rows)
-            prepared.append(state)
+            seen.add((request.key, entry.content_sha256))
+            overlay.record(entry.rows)
+            prepared.append(entry)
 
         vectors = _embed(ctx, prepared)
         judged, not_judged = _judge(ctx, prepared, vectors, overlay, cap)
@@ -172,11 +185,68 @@ def run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], *, check_cap: in
                       peer_checked=len(judged) - not_judged, peer_check_skipped=not_judged)
 
 
+@dataclass(slots=True)
+class _Fresh:
+    """An entry for a key the namespace has never held: no existing row to guard, restate or
+    close, so it skips the request-state phases (the same checks run, on plain values)."""
+
+    request: SetRequest
+    config: Any
+    memory_type: str
+    type_config: Any
+    content_sha256: str
+    prepared: phases.Prepared
+    on_expire: str
+    rows: tuple[FactVersion, ...]
+    verdict: Verdict | None = None
+    peer_rows: tuple[FactVersion, ...] = ()
+    plan: StatementPlan = StatementPlan(None, ())
+    restatement: bool = False
+
+    @property
+    def sensitivity(self) -> str:
+        return self.prepared.sensitivity
+
+    @property
+    def value_text(self) -> str:
+        return self.prepared.text
+
+    def as_state(self) -> SetState:
+        p = self.prepared
+        return SetState(self.request, self.config, self.memory_type, None, self.type_config, (), 0, None, self.plan,
+                        p.expires_at, self.on_expire, self.content_sha256, p.text, p.sensitivity, p.source_class,
+                        self.request.now, self.rows)
+
+
+def _fresh(ctx: WriteContext, config, request: SetRequest) -> _Fresh:
+    memory_type = config.type(request.memory_type).retype_to or request.memory_type
+    type_config = config.type(memory_type)
+    expires_at, on_expire = phases.expiry_window(request, type_config, config.tenant)
+    prepared = phases.check_value(request, config.tenant, expires_at)
+    sha = content_sha256(request.value_json)
+    row = phases.new_fact_row(request, ctx.new_id(), memory_type, sha, 1, ctx.new_id(), request.now, on_expire,
+                              prepared)
+    return _Fresh(request, config, memory_type, type_config, sha, prepared, on_expire, (row,))
+
+
+def _through_phases(ctx: WriteContext, config, request: SetRequest, overlay: "_Overlay") -> SetState:
+    state = phases.resolve_type(SetState(request, config))
+    state = phases.fetch_live(state, overlay.states(request.key))
+    state = phases.guard(state)
+    state = phases.expiry(state)
+    state = phases.prepare(state)
+    state = phases.preconditions(state)
+    if _unchanged(state):
+        return dataclasses.replace(state, rows=())
+    return phases.build_rows(state, ctx.new_id)
+
+
 def _verdict_name(state: SetState) -> str:
     return result_verdict(state)
 
 
-def _embed(ctx: WriteContext, prepared: Sequence[SetState]) -> list[np.ndarray | None] | None:
+def _embed(ctx: WriteContext, prepared: Sequence[SetState | _Fresh]) -> list[np.ndarray | None] | None:
+    """One embedding batch for every entry that may be embedded (never a high value)."""
     if ctx.embedder is None:
         return None
     wanted = [i for i, s in enumerate(prepared) if phases.embedded(s)]
@@ -207,7 +277,7 @@ def _judge(ctx: WriteContext, prepared: list[SetState], vectors, overlay: _Overl
     intra = matrix @ matrix.T
     out = list(prepared)
     for n, i in enumerate(checked):
-        state = out[i]
+        state = out[i].as_state() if isinstance(out[i], _Fresh) else out[i]
         r = state.request
         peers = []
         for fact_id, key, cosine in stored[n]:
@@ -215,9 +285,9 @@ def _judge(ctx: WriteContext, prepared: list[SetState], vectors, overlay: _Overl
             if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
                 peers.append(Peer(fact.fact_id, key, phases.value_text(fact.value), cosine, fact.valid_at,
                                   fact.pinned, fact.locked))
-        for m in range(n):  # earlier entries of the batch, as they stand after their own verdicts
+        for m in np.nonzero(intra[n, :n] >= floors[n])[0]:  # earlier entries of the batch, as they stand now
             earlier = out[checked[m]]
-            if not earlier.rows or earlier.request.key == r.key or intra[n, m] < floors[n]:
+            if not earlier.rows or earlier.request.key == r.key:
                 continue
             fact = overlay.fact(earlier.request.key, earlier.rows[-1].fact_id)
             if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Callable, Sequence
 
 from ..errors import (Blacklisted, CharLimitExceeded, KeyHoldsFact, Locked, PinnedConflict, PreconditionFailed,
@@ -19,8 +20,8 @@ from ..temporal import live_at
 from ..timeline import FactState, plan_statement
 from ..values import content_sha256
 from . import sensitivity as sensitivity_rules
-from .config import Policy, resolve_threshold
-from .request import SetState
+from .config import Policy, TenantConfig, TypeConfig, resolve_threshold
+from .request import SetRequest, SetState
 from .verdicts import Candidate, Peer, decide
 
 IdFactory = Callable[[], str]
@@ -69,17 +70,22 @@ def guard(state: SetState) -> SetState:
     return dataclasses.replace(state, plan=plan, content_sha256=sha)
 
 
-def expiry(state: SetState) -> SetState:
+def expiry_window(r: SetRequest, type_config: TypeConfig, tenant: TenantConfig) -> tuple[datetime | None, str]:
     """ttl_seconds and the type's or the tenant's retention become expires_at (the earliest wins)."""
-    r = state.request
     candidates = []
     if r.ttl_seconds is not None:
         candidates.append(r.now + timedelta(seconds=r.ttl_seconds))
-    for days in (state.type_config.retention_days, state.config.tenant.retention_days):
+    for days in (type_config.retention_days, tenant.retention_days):
         if days is not None:
             candidates.append(r.now + timedelta(days=days))
-    expires_at = min(candidates) if candidates else None
-    on_expire = r.on_expire or state.type_config.on_expire
+    return (min(candidates) if candidates else None), (r.on_expire or type_config.on_expire)
+
+
+def expiry(state: SetState) -> SetState:
+    """The expiry window; a restatement keeps the stored one unless the write sets its own, and a
+    locked fact's expiry may not move (423)."""
+    r = state.request
+    expires_at, on_expire = expiry_window(r, state.type_config, state.config.tenant)
     if state.restatement:
         prior = next(s for s in state.states if s.fact_id == state.plan.restates)
         if r.ttl_seconds is None and expires_at is None:
@@ -89,11 +95,17 @@ def expiry(state: SetState) -> SetState:
     return dataclasses.replace(state, expires_at=expires_at, on_expire=on_expire)
 
 
-def prepare(state: SetState) -> SetState:
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    text: str
+    sensitivity: str
+    expires_at: datetime | None
+    source_class: str
+
+
+def check_value(r: SetRequest, tenant: TenantConfig, expires_at: datetime | None) -> Prepared:
     """The char limit (422), the blacklist (422), the sensitivity tier and its retention, and the
     source class (a caller may only downgrade it)."""
-    r = state.request
-    tenant = state.config.tenant
     if len(r.value_json) > tenant.char_limit:
         raise CharLimitExceeded(f"value is {len(r.value_json)} characters as JSON; the limit is {tenant.char_limit}",
                                 limit=tenant.char_limit, length=len(r.value_json))
@@ -103,7 +115,6 @@ def prepare(state: SetState) -> SetState:
             raise Blacklisted(f"value matches blacklist pattern #{number} of this tenant; nothing was written",
                               pattern_index=number)
     tier = sensitivity_rules.tier(r.sensitivity, text)
-    expires_at = state.expires_at
     if tier == "high" and tenant.sensitive_retention_days is not None:
         sensitive_end = r.now + timedelta(days=tenant.sensitive_retention_days)
         expires_at = sensitive_end if expires_at is None else min(expires_at, sensitive_end)
@@ -113,8 +124,13 @@ def prepare(state: SetState) -> SetState:
             raise SourceClassRefused(f"source_class may only be downgraded to one of {', '.join(CALLER_SOURCE_CLASSES)}; "
                                      f"got {r.source_class!r}", field="source_class")
         source_class = r.source_class
-    return dataclasses.replace(state, value_text=text, sensitivity=tier, expires_at=expires_at,
-                               source_class=source_class)
+    return Prepared(text, tier, expires_at, source_class)
+
+
+def prepare(state: SetState) -> SetState:
+    p = check_value(state.request, state.config.tenant, state.expires_at)
+    return dataclasses.replace(state, value_text=p.text, sensitivity=p.sensitivity, expires_at=p.expires_at,
+                               source_class=p.source_class)
 
 
 def preconditions(state: SetState) -> SetState:
@@ -159,18 +175,26 @@ def build_rows(state: SetState, new_id: IdFactory) -> SetState:
         rows.append(dataclasses.replace(
             prior, id=new_id(), status=Status.SUPERSEDED, op=Op.SUPERSEDE, version=version + len(rows),
             change_id=change_id, invalid_at=end, superseded_by=new_row_id, created_at=created, changed_by=actor))
-    rows.append(FactVersion(
-        id=new_row_id, fact_id=new_row_id, tenant=r.namespace.tenant, scope=r.namespace.scope,
-        owner_id=r.namespace.owner_id, key=r.key, value_json=r.value_json, content_sha256=state.content_sha256,
-        kind=r.kind, memory_type=state.memory_type, status=Status.PROPOSED if r.proposed else Status.ACTIVE,
-        op=Op.SET, version=version + len(rows), change_id=change_id, observed_at=r.observed_at,
-        valid_at=r.valid_at, invalid_at=r.invalid_at, created_at=created, superseded_by=None,
-        reinforcement_count=0, provenance=r.provenance, changed_by=actor, subject=r.subject,
-        index_context=r.context, source_class=state.source_class, sensitivity=state.sensitivity,
-        expires_at=state.expires_at, on_expire=state.on_expire, pinned=r.pin,
-        confidence=1.0 if r.confidence is None else r.confidence,
-    ))
+    rows.append(new_fact_row(r, new_row_id, state.memory_type, state.content_sha256, version + len(rows),
+                             change_id, created, state.on_expire,
+                             Prepared(state.value_text, state.sensitivity, state.expires_at, state.source_class)))
     return dataclasses.replace(state, rows=tuple(rows))
+
+
+def new_fact_row(r: SetRequest, row_id: str, memory_type: str, sha: str, version: int, change_id: str,
+                 created: datetime, on_expire: str, p: Prepared) -> FactVersion:
+    """The first row of a new fact."""
+    return FactVersion(
+        id=row_id, fact_id=row_id, tenant=r.namespace.tenant, scope=r.namespace.scope,
+        owner_id=r.namespace.owner_id, key=r.key, value_json=r.value_json, content_sha256=sha,
+        kind=r.kind, memory_type=memory_type, status=Status.PROPOSED if r.proposed else Status.ACTIVE,
+        op=Op.SET, version=version, change_id=change_id, observed_at=r.observed_at,
+        valid_at=r.valid_at, invalid_at=r.invalid_at, created_at=created, superseded_by=None,
+        reinforcement_count=0, provenance=r.provenance, changed_by=r.provenance.actor, subject=r.subject,
+        index_context=r.context, source_class=p.source_class, sensitivity=p.sensitivity,
+        expires_at=p.expires_at, on_expire=on_expire, pinned=r.pin,
+        confidence=1.0 if r.confidence is None else r.confidence,
+    )
 
 
 def embedded(state: SetState) -> bool:
