@@ -61,6 +61,7 @@ class Memory:
         self._projector: IndexProjector | None = None
         self._peers: PeerVectors | None = None
         self._configs: dict[str, WriteConfig] = {}
+        self._closed = False
 
     @classmethod
     def open(cls, home: str | Path, *, clock: Clock | None = None, create: bool = True, read_only: bool = False,
@@ -164,6 +165,9 @@ class Memory:
         return self.store.verify_audit()
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         try:
             if self._projector is not None:
                 self._projector.flush()

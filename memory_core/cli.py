@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from .api import Memory, MemoryTool
+from .cli_write import NO_IDENTITY, WRITE_VERBS, add_set_options, add_verbs, run_verb, set_options
 from .config import resolve_embedder, resolve_home, shared_root
 from .errors import IdentityIncomplete, InvalidInput, MemcoreError
 from .identity import Identity
@@ -67,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_text, description=help_text)
         if key:
             sp.add_argument("key")
-        if name not in {"audit", "index"}:
+        if name not in {"audit", "index", "sweep-expired", "configure", "configure-type"}:
             sp.add_argument("--scope", default="user", help="agent | user | tenant | global (default: user)")
         _json_flag(sp)
         return sp
@@ -80,13 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--observed-at", help="when it was said")
     s.add_argument("--type", dest="memory_type", default="general", help="memory_type (default: general)")
     s.add_argument("--kind", default="fact", help="fact | note | document (default: fact)")
+    add_set_options(s)
     for name, text in (("get", "the value live now, or at --as-of, as known at --known-at"),
                        ("list", "every key with a live value")):
         g = op(name, text, key=(name == "get"))
         g.add_argument("--as-of", help="valid time to read at (default: now, or --known-at)")
         g.add_argument("--known-at", help="transaction time: what the store held at that instant")
     op("delete", "tombstone a key (recoverable with restore)")
-    op("restore", "undo the latest delete of a key")
+    op("restore", "undo the key's latest change when it retired the value (delete, reject, expiry, ...)")
+    add_verbs(op)
     op("history", "every version of a key, oldest first")
     for name, text, default in (("recall", "what have I been told about QUERY (facts and notes)", "fact,note"),
                                 ("search", "where did I record QUERY (every plane)", "fact,note,document")):
@@ -145,15 +148,16 @@ def _no_trace_if_refused(home: Path, writes: bool) -> Iterator[None]:
 def _run(args: argparse.Namespace) -> tuple[Any, str, int]:
     """Execute one op; return (JSON document, human text, exit code)."""
     home = resolve_home(args.home)
-    with _no_trace_if_refused(home, args.op in {"set", "delete", "restore"}):
+    with _no_trace_if_refused(home, args.op in WRITE_VERBS):
         return _run_in(args, home)
 
 
 def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
     if args.op == "eval":
         return _eval_op(args, home)
-    writes = args.op in {"set", "delete", "restore"}
-    identity = None if args.op in {"audit", "index"} else _identity(args)  # refuse before touching the home
+    writes = args.op in WRITE_VERBS
+    # Refuse before touching the home.
+    identity = None if args.op in {"audit", "index", *NO_IDENTITY} else _identity(args)
     embedder = resolve_embedder(args.embedder)
     options = {k: v for k, v in (("base_url", args.embedder_base_url), ("model", args.embedder_model),
                                   ("dim", args.embedder_dim)) if v}
@@ -164,7 +168,11 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
             return {"audit": report.to_dict(), "home": str(home)}, text, 0 if report.ok else EXIT_ERROR
         if args.op == "index":
             return _index_op(memory, args.action)
+        if args.op in NO_IDENTITY:
+            return run_verb(memory, None, args)
         tool: MemoryTool = memory.for_run(identity, origin="memcore.cli")
+        if args.op in WRITE_VERBS - {"set", "delete", "restore"} or args.op in ("snapshot",):
+            return run_verb(memory, tool, args)
         if args.op in {"recall", "search"}:
             found = getattr(tool, args.op)(
                 args.query, scope=args.scope, k=args.k, recipe=args.recipe, as_of=args.as_of,
@@ -184,8 +192,11 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
                 except json.JSONDecodeError:
                     value = args.value
             result = tool.set(args.key, value, scope=args.scope, kind=args.kind, memory_type=args.memory_type,
-                              valid_at=args.valid_at, invalid_at=args.invalid_at, observed_at=args.observed_at)
-            return result.to_dict(), f"{result.verdict}: {_fact_line(result.version)}", 0
+                              valid_at=args.valid_at, invalid_at=args.invalid_at, observed_at=args.observed_at,
+                              dry_run=args.dry_run, **set_options(args))
+            line = _fact_line(result.version) if result.version else args.key
+            suffix = " (dry run: nothing written)" if args.dry_run else ""
+            return result.to_dict(), f"{result.verdict}: {line}{suffix}", 0
         if args.op in {"delete", "restore"}:
             result: WriteResult = getattr(tool, args.op)(args.key, scope=args.scope)
             return result.to_dict(), f"{result.verdict}: {args.key} ({len(result.rows)} version rows)", 0

@@ -146,6 +146,8 @@ def test_redact_leaves_no_trace_of_the_value_in_duckdb_or_the_index(tool, memory
     assert _files_containing(home / "lance", b"ZEBRA-CROSSING") == []
     assert memory.verify_audit().ok
     assert tool.history("gate")[0].value == "[redacted]"
+    memory.close()  # and nothing in any file of the home, the DuckDB file and its WAL included
+    assert _files_containing(home, b"ZEBRA-CROSSING") == []
 
 
 # -- snapshot / restore ---------------------------------------------------------------------------

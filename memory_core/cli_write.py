@@ -1,0 +1,169 @@
+"""The write and lifecycle verbs of ``memcore``: set options, bulk-set, import, lock / pin /
+promote / demote / reject, delete-version, redact, snapshot, restore-snapshot, rollback,
+sweep-expired and the tenant's write settings."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from .api import Memory, MemoryTool
+from .errors import InvalidInput
+from .model import WriteResult
+
+FLAG_VERBS = {
+    "lock": "refuse every change of the key's value until unlocked (423)",
+    "unlock": "allow changes again",
+    "pin": "refuse a changed value (409) unless the write pins too; refuse close peers",
+    "unpin": "remove the pin",
+    "promote": "accept a proposal as an established fact",
+    "demote": "make an established fact a proposal again (half its confidence, no expiry)",
+    "reject": "mark the live value wrong: hidden, kept in history, undone by restore",
+}
+# Verbs that may create the home; a refused one leaves no trace of it.
+WRITE_VERBS = {"set", "delete", "restore", "delete-version", "redact", "bulk-set", "import", "restore-snapshot",
+               "rollback", "sweep-expired", "configure", "configure-type", *FLAG_VERBS}
+NO_IDENTITY = {"sweep-expired"}
+
+
+def add_set_options(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--subject", help="who the value is about or who said it")
+    s.add_argument("--context", help="words that help find the value without being it")
+    s.add_argument("--pin", action="store_true", help="pin the value (also: change a pinned one)")
+    s.add_argument("--proposed", action="store_true", help="state it as a proposal")
+    s.add_argument("--if-match", dest="if_match_sha256", metavar="SHA",
+                   help="write only if the key's live value has this content_sha256")
+    s.add_argument("--ttl", dest="ttl_seconds", type=float, metavar="N", help="expire after N seconds")
+    s.add_argument("--on-expire", choices=["tombstone", "demote", "anonymize"], help="what expiry does")
+    s.add_argument("--sensitivity", choices=["low", "normal", "high"], help="raise (never lower) the tier")
+    s.add_argument("--source-class", choices=["derived", "external", "imported"], help="downgrade the source class")
+    s.add_argument("--confidence", type=float, help="0 < c <= 1 (default 1)")
+    s.add_argument("--dry-run", action="store_true", help="answer the verdict, write nothing")
+
+
+def add_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
+    for name, text in FLAG_VERBS.items():
+        op(name, text)
+    dv = op("delete-version", "delete the key only while VERSION (as read) is still its head")
+    dv.add_argument("version", type=int)
+    rd = op("redact", "scrub one historical version's value (and its copies) in place; not the live head")
+    rd.add_argument("version_id")
+    for name, text in (("bulk-set", "write a JSON list (or JSON lines) of {key, value, ...} in one transaction"),
+                       ("import", "import texts (JSON list of strings or {text, valid_at, ...}; or plain lines)")):
+        b = op(name, text, key=False)
+        b.add_argument("file", help="a file, or - for standard input")
+        b.add_argument("--dry-run", action="store_true", help="run every check, write nothing")
+    sn = op("snapshot", "print the scope's live facts as a portable payload", key=False)
+    sn.add_argument("--out", help="write the payload to this file instead")
+    rs = op("restore-snapshot", "write a snapshot payload into the scope (once per snapshot_id)", key=False)
+    rs.add_argument("file", help="a payload file, or - for standard input")
+    rb = op("rollback", "put every key of the scope back to an instant (dry run unless --apply)", key=False)
+    rb.add_argument("--to", required=True, help="the instant (ISO-8601 with zone)")
+    rb.add_argument("--apply", action="store_true", help="write the rollback (default: show the plan)")
+    op("sweep-expired", "apply on_expire to every fact past its expires_at (all tenants)", key=False)
+    cf = op("configure", "change the tenant's write settings (admin): NAME=JSON ...", key=False)
+    cf.add_argument("settings", nargs="*", help="e.g. policy=\"newest_wins\" conflict_threshold=0.8")
+    ct = op("configure-type", "change one memory type's settings (admin): TYPE NAME=JSON ...", key=False)
+    ct.add_argument("memory_type")
+    ct.add_argument("settings", nargs="*", help="e.g. retention_days=30 embedded=false")
+
+
+def _read(file: str) -> str:
+    if file == "-":
+        return sys.stdin.read()
+    path = Path(file)
+    if not path.is_file():
+        raise InvalidInput(f"no such file: {file}", field="file")
+    return path.read_text(encoding="utf-8")
+
+
+def _entries(text: str, plain_lines: bool) -> list[Any]:
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"the file is not a JSON list: {exc}", field="file") from None
+    items = []
+    for number, line in enumerate(l for l in text.splitlines() if l.strip()):
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError:
+            if not plain_lines:
+                raise InvalidInput(f"line {number + 1} is not JSON (bulk-set takes a JSON list or JSON lines)",
+                                   field="file") from None
+            items.append(line.strip())
+    return items
+
+
+def _settings(pairs: list[str]) -> dict[str, Any]:
+    out = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or not name:
+            raise InvalidInput(f"settings are NAME=JSON, got {pair!r}", field="settings")
+        try:
+            out[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[name] = raw
+    return out
+
+
+def _write_line(result: WriteResult) -> str:
+    version = result.version
+    return f"{result.verdict}: {result.key}" + (f" (v{version.version}, {version.status.value})" if version else "")
+
+
+def set_options(args: argparse.Namespace) -> dict[str, Any]:
+    names = ("subject", "context", "pin", "proposed", "if_match_sha256", "ttl_seconds", "on_expire", "sensitivity",
+             "source_class", "confidence")
+    return {n: getattr(args, n) for n in names if getattr(args, n) not in (None, False)}
+
+
+def run_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Namespace) -> tuple[Any, str, int]:
+    verb = args.op
+    if verb in FLAG_VERBS:
+        result = getattr(tool, verb)(args.key, scope=args.scope)
+        return result.to_dict(), _write_line(result), 0
+    if verb == "delete-version":
+        result = tool.delete_version(args.key, args.version, scope=args.scope)
+        return result.to_dict(), _write_line(result), 0
+    if verb == "redact":
+        result = tool.redact(args.key, args.version_id, scope=args.scope)
+        return result.to_dict(), f"redacted {result.details['versions_redacted']} version(s) of {args.key}", 0
+    if verb in ("bulk-set", "import"):
+        items = _entries(_read(args.file), plain_lines=verb == "import")
+        run = tool.bulk_set if verb == "bulk-set" else tool.import_items
+        bulk = run(items, scope=args.scope, dry_run=args.dry_run)
+        doc = bulk.to_dict()
+        return doc, " ".join(f"{k}={v if not isinstance(v, list) else len(v)}" for k, v in doc.items()), 0
+    if verb == "snapshot":
+        payload = tool.snapshot(scope=args.scope)
+        if args.out:
+            Path(args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
+            doc = {"snapshot_id": payload["snapshot_id"], "rows": len(payload["rows"]), "out": args.out}
+            return doc, f"snapshot {payload['snapshot_id']}: {len(payload['rows'])} facts -> {args.out}", 0
+        return payload, json.dumps(payload, ensure_ascii=False, indent=1), 0
+    if verb == "restore-snapshot":
+        try:
+            payload = json.loads(_read(args.file))
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"the snapshot file is not JSON: {exc}", field="file") from None
+        result = tool.restore_snapshot(payload, scope=args.scope)
+        return result.to_dict(), f"{result.verdict}: {len(result.rows)} version rows", 0
+    if verb == "rollback":
+        plan = tool.rollback(args.to, scope=args.scope, apply=args.apply)
+        lines = [f"{s['action']:<15} {s['key']}" for s in plan["steps"]]
+        head = "applied" if plan["applied"] else "dry run (add --apply to write it)"
+        return plan, "\n".join([f"rollback to {plan['to']}: {head}", *lines,
+                                f"{plan['unchanged']} key(s) unchanged"]), 0
+    if verb == "sweep-expired":
+        counts = memory.sweep_expired()
+        return counts, " ".join(f"{k}={v}" for k, v in counts.items()), 0
+    if verb == "configure":
+        doc = tool.configure(**_settings(args.settings))
+        return doc, json.dumps(doc), 0
+    doc = tool.configure_type(args.memory_type, **_settings(args.settings))
+    return doc, json.dumps(doc), 0

@@ -1,0 +1,95 @@
+"""`memcore` write and lifecycle verbs: each one JSON document, refusals typed and writing nothing."""
+import json
+
+from memory_core import Memory
+from memory_core.write.bulk import import_key
+from tests.cli.test_cli import run
+from tests.conftest import store_snapshot
+
+ADMIN = ("--tenant", "acme", "--user", "ana", "--agent", "helper", "--admin")
+
+
+def test_set_options_lock_pin_and_their_refusals(home):
+    code, doc = run(home, "set", "dob", "1990-04-02", "--string", "--pin", "--ttl", "3600")
+    assert code == 0 and doc["version"]["pinned"] and doc["version"]["expires_at"]
+    code, doc = run(home, "set", "dob", "1991-01-01", "--string")
+    assert code == 1 and doc["error"]["code"] == "PINNED_CONFLICT" and doc["error"]["status"] == 409
+    assert run(home, "lock", "dob")[1]["verdict"] == "locked"
+    code, doc = run(home, "set", "dob", "1991-01-01", "--string", "--pin")
+    assert doc["error"] == {"code": "LOCKED", "status": 423, "message": doc["error"]["message"],
+                            "details": {"key": "dob"}}
+    assert run(home, "unlock", "dob")[1]["verdict"] == "unlocked"
+    sha = run(home, "get", "dob")[1]["fact"]["content_sha256"]
+    code, doc = run(home, "set", "dob", "1991-01-01", "--string", "--pin", "--if-match", "0" * 64)
+    assert doc["error"]["code"] == "PRECONDITION_FAILED"
+    code, doc = run(home, "set", "dob", "1991-01-01", "--string", "--pin", "--if-match", sha, "--dry-run")
+    assert code == 0 and doc["dry_run"] and doc["rows_written"] == 0
+    assert run(home, "get", "dob")[1]["fact"]["value"] == "1990-04-02"
+
+
+def test_promote_demote_reject_restore_and_delete_version(home):
+    run(home, "set", "team", "platform", "--proposed")
+    assert run(home, "promote", "team")[1]["version"]["status"] == "active"
+    assert run(home, "demote", "team")[1]["version"]["status"] == "proposed"
+    run(home, "reject", "team")
+    assert not run(home, "get", "team")[1]["found"]
+    assert run(home, "restore", "team")[1]["verdict"] == "restored"
+    head = run(home, "get", "team")[1]["fact"]["version"]
+    assert run(home, "delete-version", "team", str(head - 1))[1]["verdict"] == "version_changed"
+    assert run(home, "delete-version", "team", str(head))[1]["verdict"] == "deleted"
+
+
+def test_bulk_set_and_import_from_files(home, tmp_path):
+    entries = tmp_path / "entries.json"
+    entries.write_text(json.dumps([{"key": "a1", "value": "alpha"}, {"key": "b1", "value": "beta"}]))
+    code, doc = run(home, "bulk-set", str(entries))
+    assert code == 0 and doc["rows_written"] == 2 and doc["verdicts"] == {"created": 2}
+    lines = tmp_path / "notes.txt"
+    lines.write_text("likes espresso\nplays chess\n")
+    _, doc = run(home, "import", str(lines), "--dry-run")
+    assert doc["dry_run"] and doc["rows_written"] == 0
+    _, doc = run(home, "import", str(lines))
+    assert doc["rows_written"] == 2
+    assert run(home, "get", import_key("plays chess"))[1]["fact"]["source_class"] == "imported"
+    code, doc = run(home, "bulk-set", str(tmp_path / "missing.json"))
+    assert code == 1 and doc["error"]["code"] == "INVALID_INPUT"
+
+
+def test_snapshot_restore_rollback_redact(home, tmp_path):
+    run(home, "set", "city", "Berlin")
+    snap = tmp_path / "snap.json"
+    assert run(home, "snapshot", "--out", str(snap))[1]["rows"] == 1
+    bea = ("--tenant", "acme", "--user", "bea")
+    assert run(home, "restore-snapshot", str(snap), identity=bea)[1]["verdict"] == "restored"
+    assert run(home, "restore-snapshot", str(snap), identity=bea)[1]["verdict"] == "already_restored"
+    assert run(home, "get", "city", identity=bea)[1]["fact"]["value"] == "Berlin"
+    plan = run(home, "rollback", "--to", "2000-01-01T00:00:00Z")[1]
+    assert not plan["applied"] and plan["steps"] == [{"key": "city", "action": "tombstone", "rows": 1}]
+    assert run(home, "get", "city")[1]["found"]
+    assert run(home, "rollback", "--to", "2000-01-01T00:00:00Z", "--apply")[1]["applied"]
+    assert not run(home, "get", "city")[1]["found"]
+    first = run(home, "history", "city")[1]["versions"][0]["id"]
+    assert run(home, "redact", "city", first)[1]["versions_redacted"] == 2
+    assert run(home, "history", "city")[1]["versions"][0]["value"] == "[redacted]"
+
+
+def test_configure_is_admin_only_and_refusals_write_nothing(home):
+    run(home, "set", "x", "1")
+    code, doc = run(home, "configure", "policy=append_only")
+    assert code == 1 and doc["error"]["code"] == "ADMIN_REQUIRED"
+    code, doc = run(home, "configure", "policy=sometimes", identity=ADMIN)
+    assert doc["error"]["code"] == "INVALID_INPUT"
+    with Memory.open(home) as memory:
+        before = store_snapshot(memory)
+    code, doc = run(home, "configure", "char_limit=8", "blacklist=[\"codename\"]", identity=ADMIN)
+    assert code == 0 and doc["char_limit"] == 8
+    assert run(home, "set", "bio", "a long biography")[1]["error"]["code"] == "CHAR_LIMIT_EXCEEDED"
+    assert run(home, "configure-type", "otp", "retention_days=1", identity=ADMIN)[1]["retention_days"] == 1
+    with Memory.open(home) as memory:
+        assert store_snapshot(memory) != before and memory.verify_audit().ok
+
+
+def test_sweep_expired_needs_no_identity(home):
+    run(home, "set", "otp", "1234", "--ttl", "0.000001")
+    code, doc = run(home, "sweep-expired", identity=())
+    assert code == 0 and doc["tombstone"] == 1
