@@ -29,7 +29,7 @@ import numpy as np
 
 from memory_core import Identity, Memory
 from memory_core.embed import make_embedder
-from memory_core.store.schema import DDL, STAGED_INSERT, arrow_versions
+from memory_core.store.schema import COLS, DDL, STAGED_INSERT, VERSION_COLUMNS, arrow_versions, version_params
 from evals.bench_search import sentences
 
 
@@ -52,19 +52,20 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def bare_transaction_ms(folder: Path, n: int) -> float:
+    """One transaction appending one version row, nothing else: the floor of any durable write."""
     con = duckdb.connect(str(folder / "bare.duckdb"))
+    con.execute("SET TimeZone = 'UTC'")
     con.execute(DDL)
     sample = Memory.open(folder / "sample")
     row = sample.for_run(Identity(tenant="t", user="u")).set("k", "v").version
     sample.close()
+    insert = f"INSERT INTO memory_versions ({COLS}) VALUES ({', '.join('?' * len(VERSION_COLUMNS))})"
     times = []
     for i in range(n):
-        params = arrow_versions(i + 1, [row])
+        params = version_params(i + 1, row, i + 1)
         started = time.perf_counter()
         con.execute("BEGIN")
-        con.register("one", params)
-        con.execute(STAGED_INSERT.format(source="one"))
-        con.unregister("one")
+        con.execute(insert, params)
         con.execute("COMMIT")
         times.append((time.perf_counter() - started) * 1000)
     con.close()

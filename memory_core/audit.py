@@ -1,9 +1,9 @@
 """The audit chain: one hash-only row per write, each row's hash covering the one before it.
 
 A row names who changed which key and the content hash written, never the value. ``verify``
-recomputes the chain and reports the first row that was edited, removed or moved. The store
-also keeps the chain's head (last seq and hash) apart from the rows, so removing the newest
-row is caught too.
+recomputes the chain and reports the first row that was edited, removed or moved. Every
+version row names the audit row that records it, and a write that appends no version row keeps
+the chain's head apart, so removing the newest rows is caught too.
 """
 from __future__ import annotations
 
@@ -62,11 +62,14 @@ def chain(seq: int, entry: AuditEntry, prev_hash: str) -> AuditRow:
     return AuditRow(seq=seq, entry=entry, prev_hash=prev_hash, row_hash=row_hash(seq, entry, prev_hash))
 
 
-def verify(rows: Iterable[AuditRow], head: tuple[int, str] | None) -> AuditReport:
-    """Check ``rows`` (in stored seq order) against each other and against the kept ``head``."""
+def verify(rows: Iterable[AuditRow], head: tuple[int, str] | None, floor_seq: int = 0) -> AuditReport:
+    """Check ``rows`` (in stored seq order) against each other, against the kept ``head`` (a row
+    the chain must hold unchanged) and against ``floor_seq`` (the newest seq a version row names:
+    the chain must reach it)."""
     expected_prev = GENESIS_HASH
     count = 0
     last: AuditRow | None = None
+    hashes: dict[int, str] = {}
     for count, row in enumerate(rows, start=1):
         if row.seq != count:
             return AuditReport(False, count, f"expected seq {count}, found {row.seq}: a row was removed or moved", row.seq)
@@ -75,12 +78,14 @@ def verify(rows: Iterable[AuditRow], head: tuple[int, str] | None) -> AuditRepor
         if row_hash(row.seq, row.entry, row.prev_hash) != row.row_hash:
             return AuditReport(False, count, "row_hash does not match the row's fields: the row was edited", row.seq)
         expected_prev = row.row_hash
+        hashes[row.seq] = row.row_hash
         last = row
-    if head is None:
-        if last is not None:
-            return AuditReport(False, count, "rows exist but the chain head is missing", None)
-        return AuditReport(True, 0)
-    head_seq, head_hash = head
-    if last is None or last.seq != head_seq or last.row_hash != head_hash:
-        return AuditReport(False, count, f"the chain ends before its recorded head (seq {head_seq})", head_seq)
+    end = last.seq if last is not None else 0
+    if head is not None:
+        head_seq, head_hash = head
+        if hashes.get(head_seq) != head_hash:
+            return AuditReport(False, count, f"the chain ends before its recorded head (seq {head_seq})", head_seq)
+    if end < floor_seq:
+        return AuditReport(False, count, f"version rows name audit row {floor_seq}, the chain ends at {end}: "
+                                         "its newest rows were removed", floor_seq)
     return AuditReport(True, count)

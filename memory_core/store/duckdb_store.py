@@ -302,9 +302,11 @@ class DuckDBStore:
         rows = batch.rows
         with self._lock:
             first = self._seq + 1
+            # Each row names the audit row that records it: a chain missing its newest rows is caught.
+            audit_seq = self._audit_head[0] + len(batch.audits) if batch.audits else None
             with self._tx() as con:
                 if len(rows) > _ARROW_INSERT_ABOVE:
-                    con.register("incoming_versions", arrow_versions(first, rows))
+                    con.register("incoming_versions", arrow_versions(first, rows, audit_seq))
                     try:
                         con.execute(STAGED_INSERT.format(source="incoming_versions"))
                     finally:
@@ -312,12 +314,12 @@ class DuckDBStore:
                 elif rows:
                     marks = "(" + ", ".join("?" * len(VERSION_COLUMNS)) + ")"
                     con.execute(f"INSERT INTO memory_versions ({COLS}) VALUES " + ", ".join([marks] * len(rows)),
-                                [p for i, r in enumerate(rows) for p in version_params(first + i, r)])
+                                [p for i, r in enumerate(rows) for p in version_params(first + i, r, audit_seq)])
                 if snapshot is not None:
                     audit = batch.audits[0]
                     con.execute("INSERT INTO snapshots_restored VALUES (?, ?, ?, ?, ?, ?)",
                                 [snapshot[0], audit.tenant, audit.scope, audit.owner_id, audit.at, snapshot[1]])
-                audit_head = self._chain_audit(con, batch.audits)
+                audit_head = self._chain_audit(con, batch.audits, recorded_by_rows=bool(rows))
             self._seq += len(rows)
             self._audit_head = audit_head
             for row in rows:
@@ -343,7 +345,10 @@ class DuckDBStore:
             self._cache.clear()
             self._con.execute("CHECKPOINT")  # fold the WAL, which still holds the old bytes
 
-    def _chain_audit(self, con: duckdb.DuckDBPyConnection, entries: Sequence[AuditEntry]) -> tuple[int, str]:
+    def _chain_audit(self, con: duckdb.DuckDBPyConnection, entries: Sequence[AuditEntry], *,
+                     recorded_by_rows: bool = False) -> tuple[int, str]:
+        """Append the entries to the chain. The chain's head is known from the version rows'
+        ``audit_seq`` when the write appended rows; otherwise it is kept in ``audit_head``."""
         seq, prev = self._audit_head
         for entry in entries:
             seq += 1
@@ -355,16 +360,13 @@ class DuckDBStore:
                  e.actor, row.prev_hash, row.row_hash],
             )
             prev = row.row_hash
-        if entries:
-            if self._audit_head[0] == 0:
-                con.execute("DELETE FROM audit_head")
-                con.execute("INSERT INTO audit_head VALUES (?, ?)", [seq, prev])
-            else:
-                con.execute("UPDATE audit_head SET seq = ?, row_hash = ?", [seq, prev])
+        if entries and not recorded_by_rows:
+            con.execute("DELETE FROM audit_head")
+            con.execute("INSERT INTO audit_head VALUES (?, ?)", [seq, prev])
         return seq, prev
 
     def _stored_audit_head(self) -> tuple[int, str]:
-        found = self._rows("SELECT seq, row_hash FROM audit_head", [])
+        found = self._rows("SELECT seq, row_hash FROM audit_log ORDER BY seq DESC LIMIT 1", [])
         return (int(found[0][0]), found[0][1]) if found else (0, GENESIS_HASH)
 
     def index_watermark(self) -> int:
@@ -392,4 +394,5 @@ class DuckDBStore:
 
     def verify_audit(self) -> AuditReport:
         found = self._rows("SELECT seq, row_hash FROM audit_head", [])
-        return verify(self.audit_rows(), (int(found[0][0]), found[0][1]) if found else None)
+        floor = self._rows("SELECT coalesce(max(audit_seq), 0) FROM memory_versions", [])[0][0]
+        return verify(self.audit_rows(), (int(found[0][0]), found[0][1]) if found else None, int(floor))

@@ -17,7 +17,7 @@ SCHEMA_VERSION = "3"
 VERSION_COLUMNS = (
     "seq", "id", "fact_id", "tenant", "scope", "owner_id", "key", "value_json", "content_sha256", "kind",
     "memory_type", "status", "op", "version", "change_id", "observed_at", "valid_at", "invalid_at",
-    "created_at", "superseded_by", "source_class", "sensitivity", "expires_at", "attrs",
+    "created_at", "superseded_by", "source_class", "sensitivity", "expires_at", "audit_seq", "attrs",
 )
 COLS = ", ".join(VERSION_COLUMNS)
 ATTRS = ("reinforcement_count", "changed_by", "subject", "index_context", "on_expire", "locked", "pinned",
@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS memory_versions (
     version BIGINT NOT NULL, change_id VARCHAR NOT NULL,
     observed_at TIMESTAMPTZ, valid_at TIMESTAMPTZ NOT NULL, invalid_at TIMESTAMPTZ,
     created_at TIMESTAMPTZ NOT NULL, superseded_by VARCHAR, source_class VARCHAR NOT NULL,
-    sensitivity VARCHAR NOT NULL, expires_at TIMESTAMPTZ, attrs VARCHAR NOT NULL
+    sensitivity VARCHAR NOT NULL, expires_at TIMESTAMPTZ, audit_seq BIGINT, attrs VARCHAR NOT NULL
 );
 CREATE TABLE IF NOT EXISTS audit_head (seq BIGINT NOT NULL, row_hash VARCHAR NOT NULL);
 CREATE TABLE IF NOT EXISTS projection_failures (
@@ -85,7 +85,7 @@ def _v2_to_v3(con: duckdb.DuckDBPyConnection, version: str) -> None:
         INSERT INTO memory_versions ({COLS})
         SELECT row_number() OVER (ORDER BY created_at, version, id), id, fact_id, tenant, scope, owner_id, key,
                value_json, content_sha256, kind, memory_type, status, op, version, change_id, observed_at, valid_at,
-               invalid_at, created_at, superseded_by, 'stated', 'normal', NULL,
+               invalid_at, created_at, superseded_by, 'stated', 'normal', NULL, NULL,
                json_object('reinforcement_count', reinforcement_count, 'changed_by', changed_by,
                            'subject', subject, 'index_context', index_context, 'on_expire', 'tombstone',
                            'locked', false, 'pinned', false, 'confidence', 1.0, 'conflict_with', json_array(),
@@ -150,12 +150,12 @@ def attrs_json(v: FactVersion) -> str:
     }, ensure_ascii=False)
 
 
-def version_params(seq: int, v: FactVersion) -> list[Any]:
+def version_params(seq: int, v: FactVersion, audit_seq: int | None) -> list[Any]:
     return [
         seq, v.id, v.fact_id, v.tenant, v.scope.value, v.owner_id, v.key, v.value_json, v.content_sha256,
         v.kind.value, v.memory_type, v.status.value, v.op.value, v.version, v.change_id, v.observed_at,
         v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.source_class, v.sensitivity, v.expires_at,
-        attrs_json(v),
+        audit_seq, attrs_json(v),
     ]
 
 
@@ -167,17 +167,17 @@ STAGED_INSERT = (f"INSERT INTO memory_versions ({COLS}) SELECT "
                  + ", json_object(" + ", ".join(f"'{a}', {a}" for a in ATTRS) + ")::VARCHAR FROM {source}")
 
 
-def _staged_row(seq: int, v: FactVersion) -> tuple:
+def _staged_row(seq: int, v: FactVersion, audit_seq: int | None) -> tuple:
     p = v.provenance
     return (seq, v.id, v.fact_id, v.tenant, v.scope.value, v.owner_id, v.key, v.value_json, v.content_sha256,
             v.kind.value, v.memory_type, v.status.value, v.op.value, v.version, v.change_id, v.observed_at,
             v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.source_class, v.sensitivity, v.expires_at,
-            v.reinforcement_count, v.changed_by, v.subject, v.index_context, v.on_expire, v.locked, v.pinned,
+            audit_seq, v.reinforcement_count, v.changed_by, v.subject, v.index_context, v.on_expire, v.locked, v.pinned,
             v.confidence, list(v.conflict_with), p.tenant, p.session, p.run, p.agent, p.model, p.source_quote,
             p.origin, p.actor)
 
 
-def arrow_versions(first_seq: int, rows: Sequence[FactVersion]) -> Any:
+def arrow_versions(first_seq: int, rows: Sequence[FactVersion], audit_seq: int | None = None) -> Any:
     """Many version rows as one staged Arrow table for ``STAGED_INSERT``: one tuple per row,
     transposed in C, then one Arrow array per column."""
     import pyarrow as pa
@@ -185,7 +185,8 @@ def arrow_versions(first_seq: int, rows: Sequence[FactVersion]) -> Any:
     ts = pa.timestamp("us", tz="UTC")
     names = [c for c in VERSION_COLUMNS if c != "attrs"] + list(ATTRS)
     types = {"seq": pa.int64(), "version": pa.int64(), "observed_at": ts, "valid_at": ts, "invalid_at": ts,
-             "created_at": ts, "expires_at": ts, "reinforcement_count": pa.int64(), "locked": pa.bool_(),
+             "created_at": ts, "expires_at": ts, "audit_seq": pa.int64(), "reinforcement_count": pa.int64(),
+             "locked": pa.bool_(),
              "pinned": pa.bool_(), "confidence": pa.float64(), "conflict_with": pa.list_(pa.string())}
-    columns = list(zip(*(_staged_row(first_seq + i, r) for i, r in enumerate(rows))))
+    columns = list(zip(*(_staged_row(first_seq + i, r, audit_seq) for i, r in enumerate(rows))))
     return pa.table({name: pa.array(col, type=types.get(name, pa.string())) for name, col in zip(names, columns)})

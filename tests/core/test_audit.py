@@ -51,3 +51,12 @@ def test_cli_audit_verify_exits_non_zero_on_a_broken_chain(written, home, capsys
     out: list[str] = []
     assert main(["--home", str(home), "--embedder", "none", "audit", "verify", "--json"], out=out.append) == 1
     assert '"ok": false' in out[0]
+
+
+def test_removing_the_newest_row_of_a_write_without_version_rows_fails_verification(memory, tool_for):
+    admin = tool_for(admin=True)
+    admin.set("a", "alpha")
+    admin.configure(char_limit=100)  # a settings change appends an audit row and no version row
+    assert memory.verify_audit().ok
+    memory.store.query("DELETE FROM audit_log WHERE op = 'configure'")
+    assert not memory.verify_audit().ok

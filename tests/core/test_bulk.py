@@ -42,12 +42,12 @@ def test_bulk_set_failing_in_the_middle_writes_nothing(tool, memory, monkeypatch
     before = store_snapshot(memory)
     original = DuckDBStore._chain_audit
 
-    def fail_after_the_rows_went_in(self, con, entries):
+    def fail_after_the_rows_went_in(self, con, entries, **options):
         if entries and entries[0].op == "bulk_set":
             inserted = con.execute("SELECT count(*) FROM memory_versions").fetchall()[0][0]
             assert inserted > 1  # the version rows are in, inside the open transaction
             raise OSError("disk full while writing the audit row")
-        return original(self, con, entries)
+        return original(self, con, entries, **options)
 
     monkeypatch.setattr(DuckDBStore, "_chain_audit", fail_after_the_rows_went_in)
     with pytest.raises(OSError):
