@@ -118,7 +118,6 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
     with ctx.store.locked():
         overlay = _Overlay(ctx, namespace)
         prepared: list[SetState | _Fresh] = []
-        seen: set[tuple[str, str]] = set()
         for index, request in enumerate(requests):
             try:
                 if request.if_match_sha256 is None and request.key not in overlay.changed \
@@ -140,10 +139,9 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
                 exc.message = f"entry {index}: {exc.message}"
                 exc.args = (exc.message,)
                 raise
-            if (request.key, entry.content_sha256) in seen or entry.rows == ():
+            if entry.rows == ():  # the stored (or earlier batch) bytes again, adding nothing
                 skipped["unchanged"].append(request.key)
                 continue
-            seen.add((request.key, entry.content_sha256))
             overlay.record(entry.rows)
             prepared.append(entry)
 

@@ -94,6 +94,12 @@ def test_a_repeated_value_writes_a_version_only_for_a_new_pin_sensitivity_or_ttl
     assert result.verdicts == {"s1": "restated"} and tool.get("s1").pinned
 
 
+def test_a_replayed_batch_never_establishes_a_proposal(tool):
+    tool.set("team", "platform", proposed=True)
+    result = tool.bulk_set([{"key": "team", "value": "platform"}])
+    assert result.skipped_unchanged == ("team",) and tool.get("team").status is Status.PROPOSED
+
+
 def test_last_writer_wins_per_key_inside_a_batch(tool):
     result = tool.bulk_set([{"key": "c1", "value": "Berlin"}, {"key": "c1", "value": "Paris"}])
     assert tool.get("c1").value == "Paris" and len(tool.history("c1")) == 3
