@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, Sequence
+from typing import ContextManager, Protocol, Sequence
 
 from ..audit import AuditEntry, AuditReport
 from ..identity import Namespace
@@ -44,7 +44,20 @@ class WriteBatch:
 
 
 class VersionStore(Protocol):
+    """The authoritative store. The write path needs the point reads below to be cheap: the
+    embedded adapter answers them from a write-through cache (it is the home's only writer)."""
+
+    read_only: bool
+
     def head(self, namespace: Namespace, key: str) -> Head | None: ...
+
+    def has_key(self, namespace: Namespace, key: str) -> bool: ...
+
+    def fact_state(self, namespace: Namespace, key: str, fact_id: str) -> FactVersion | None: ...
+
+    def locked(self) -> ContextManager[None]:
+        """Hold the store for one read-decide-apply sequence."""
+        ...
 
     def fact_states(self, namespace: Namespace, key: str, known_at: datetime | None = None) -> list[FactVersion]:
         """The latest version row of every fact of ``key`` written at or before ``known_at``."""

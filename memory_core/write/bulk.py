@@ -18,14 +18,14 @@ from ..errors import (Blacklisted, CharLimitExceeded, InvalidInput, KeyHoldsFact
                       PreconditionFailed)
 from ..identity import Namespace
 from ..model import FactVersion
-from ..projection import index_text
+from ..projection import index_text, value_text
 from ..store.port import KeyChange, WriteBatch
+from ..timeline import StatementPlan
+from ..values import content_sha256
 from . import phases
 from .config import resolve_threshold
 from .point import WriteContext, after_write, audit_entry, embed_texts, result_verdict, verdict_rows
 from .request import SetRequest, SetState
-from ..timeline import StatementPlan
-from ..values import content_sha256
 from .verdicts import Peer, Verdict
 
 IMPORT_PREFIX = "import:"
@@ -281,7 +281,7 @@ def _judge(ctx: WriteContext, prepared: list[SetState], vectors, overlay: _Overl
         for fact_id, key, cosine in stored[n]:
             fact = overlay.fact(key, fact_id)
             if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
-                peers.append(Peer(fact.fact_id, key, phases.value_text(fact.value), cosine, fact.valid_at,
+                peers.append(Peer(fact.fact_id, key, value_text(fact.value), cosine, fact.valid_at,
                                   fact.pinned, fact.locked))
         for m in np.nonzero(intra[n, :n] >= floors[n])[0]:  # earlier entries of the batch, as they stand now
             earlier = out[checked[m]]
@@ -289,7 +289,7 @@ def _judge(ctx: WriteContext, prepared: list[SetState], vectors, overlay: _Overl
                 continue
             fact = overlay.fact(earlier.request.key, earlier.rows[-1].fact_id)
             if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
-                peers.append(Peer(fact.fact_id, fact.key, phases.value_text(fact.value), float(intra[n, m]),
+                peers.append(Peer(fact.fact_id, fact.key, value_text(fact.value), float(intra[n, m]),
                                   fact.valid_at, fact.pinned, fact.locked))
         try:
             state = phases.peer_verdict(state, peers, calibration)

@@ -14,11 +14,10 @@ from ..embed import Embedder, EmbedderUnavailable
 from ..identity import Namespace
 from ..indexing import IndexProjector
 from ..model import FactVersion, Op, Status, WriteResult
-from ..projection import index_text
-from ..store.duckdb_store import DuckDBStore
-from ..store.port import KeyChange, WriteBatch
+from ..projection import index_text, value_text
+from ..store.port import KeyChange, VersionStore, WriteBatch
 from . import phases
-from .config import WriteConfig
+from .config import WriteConfig, resolve_threshold
 from .peers import PeerVectors
 from .request import SetRequest, SetState
 from .verdicts import Peer
@@ -32,7 +31,7 @@ class WriteContext:
     """The ports a write needs. ``embedder``/``projector``/``peers`` are None for a home opened
     without an embedder: such a home stores, but neither indexes nor judges peers."""
 
-    store: DuckDBStore
+    store: VersionStore
     clock: Clock
     new_id: IdFactory
     config: Callable[[str], WriteConfig]
@@ -100,7 +99,7 @@ def gather_peers(ctx: WriteContext, state: SetState, vector: np.ndarray, floor: 
     for fact_id, key, cosine in ctx.peers.nearest(r.namespace, vector[None, :], floor, PEER_READ_LIMIT)[0]:
         fact = ctx.store.fact_state(r.namespace, key, fact_id)
         if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
-            out.append(Peer(fact.fact_id, fact.key, phases.value_text(fact.value), cosine, fact.valid_at,
+            out.append(Peer(fact.fact_id, fact.key, value_text(fact.value), cosine, fact.valid_at,
                             fact.pinned, fact.locked))
     return out
 
@@ -157,7 +156,7 @@ def run_set(ctx: WriteContext, request: SetRequest) -> WriteResult:
             vector = embed_one(ctx.embedder, index_text(request.key, request.value))
             peer_check = "skipped"
             if phases.needs_peer_check(state) and ctx.peers is not None:
-                floor = phases.resolve_threshold(state.type_config, state.config.tenant, ctx.calibration()).value
+                floor = resolve_threshold(state.type_config, state.config.tenant, ctx.calibration()).value
                 state = phases.peer_verdict(state, gather_peers(ctx, state, vector, floor), ctx.calibration())
                 state = verdict_rows(ctx, state)
                 peer_check = "checked"

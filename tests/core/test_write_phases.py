@@ -12,7 +12,7 @@ from memory_core.errors import (Blacklisted, CharLimitExceeded, KeyHoldsFact, Lo
 from memory_core.identity import Namespace, Scope
 from memory_core.model import Provenance
 from memory_core.write import phases
-from memory_core.write.config import TenantConfig, TypeConfig, WriteConfig, BUILTIN_TYPES
+from memory_core.write.config import BUILTIN_TYPES, Policy, TenantConfig, TypeConfig, WriteConfig
 from memory_core.write.request import SetState
 from memory_core.write.settle import make_request
 from memory_core.values import content_sha256, canonical_json
@@ -205,7 +205,7 @@ def test_only_embedded_new_facts_meet_the_peer_check(options, embedded, checked)
 
 
 def test_append_only_skips_the_peer_check():
-    config = WriteConfig(tenant=TenantConfig(policy=phases.Policy.APPEND_ONLY))
+    config = WriteConfig(tenant=TenantConfig(policy=Policy.APPEND_ONLY))
     assert not phases.needs_peer_check(run_to_rows(state_for(config=config)))
 
 
