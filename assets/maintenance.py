@@ -1,0 +1,43 @@
+"""Maintenance: the expiry sweep and the index's repair and optimize, each on a schedule.
+
+No `from __future__ import annotations` here: Dagster reads resource types from the annotations.
+"""
+import dagster as dg
+
+from .resources import EmbedderResource, MemoryHomeResource
+from .timeline import STORE_POOL
+
+
+@dg.asset(group_name="maintenance", pool=STORE_POOL,
+          description="Apply on_expire (tombstone, demote, anonymize) to every fact past its expires_at.")
+def expiry_sweep(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource,
+                 embedder: EmbedderResource) -> None:
+    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+        counts = memory.sweep_expired()
+    context.log.info(f"expiry sweep: {counts}")
+    context.add_output_metadata({name: dg.MetadataValue.int(n) for name, n in counts.items()})
+
+
+@dg.asset(group_name="maintenance", pool=STORE_POOL,
+          description="Replay failed index writes, then fold appended rows into the vector and text indexes.")
+def index_maintenance(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource,
+                      embedder: EmbedderResource) -> None:
+    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+        caught_up = memory.flush()
+        repaired = memory.repair_projections()
+        stats = memory.projector.index.optimize()
+    context.add_output_metadata({"caught_up": caught_up, "repaired": repaired, "rows": stats.get("rows", 0),
+                                 "unindexed_rows": stats.get("unindexed_rows", 0)})
+
+
+expiry_sweep_job = dg.define_asset_job("expiry_sweep_job", selection=[expiry_sweep],
+                                       executor_def=dg.in_process_executor)
+index_maintenance_job = dg.define_asset_job("index_maintenance_job", selection=[index_maintenance],
+                                            executor_def=dg.in_process_executor)
+SCHEDULES = [
+    dg.ScheduleDefinition(name="hourly_expiry_sweep", job=expiry_sweep_job, cron_schedule="5 * * * *",
+                          description="Expired facts are hidden at once; the sweep records what becomes of them."),
+    dg.ScheduleDefinition(name="nightly_index_maintenance", job=index_maintenance_job,
+                          cron_schedule="30 2 * * *",
+                          description="Repair failed index writes and optimize the Lance indexes."),
+]
