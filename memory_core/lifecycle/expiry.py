@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from ..model import LIVE_STATUSES, FactVersion, Op, Status
+from ..model import VISIBLE_STATUSES, FactVersion, Op, Status
 from ..values import canonical_json, content_sha256
 from .flags import Decision, KeyOp
 
@@ -21,7 +21,7 @@ def is_anonymized(state: FactVersion) -> bool:
 
 
 def decide_expiry(op: KeyOp) -> Decision:
-    due = [s for s in op.states if s.status.value in LIVE_STATUSES and s.expired(op.at)]
+    due = [s for s in op.states if s.status.value in VISIBLE_STATUSES and s.expired(op.at)]
     if not due:
         return Decision("unchanged", ())
     change_id = op.new_id()
@@ -44,4 +44,4 @@ def decide_expiry(op: KeyOp) -> Decision:
 
 
 def expired_keys(states: Sequence[FactVersion], now) -> list[str]:
-    return sorted({s.key for s in states if s.status.value in LIVE_STATUSES and s.expired(now)})
+    return sorted({s.key for s in states if s.status.value in VISIBLE_STATUSES and s.expired(now)})

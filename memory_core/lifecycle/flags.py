@@ -43,7 +43,7 @@ class Decision:
 
 
 def _live_now(op: KeyOp) -> FactVersion:
-    live = [s for s in op.states if s.status.value in LIVE_STATUSES and live_at(s.valid_at, s.invalid_at, op.at)
+    live = [s for s in op.states if s.status.value in VISIBLE_STATUSES and live_at(s.valid_at, s.invalid_at, op.at)
             and not s.expired(op.at)]
     if not live:
         raise NotFound(f"no live value under key {op.key!r} in scope {op.namespace.scope.value}", key=op.key)

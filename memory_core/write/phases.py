@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 
 from ..errors import (Blacklisted, CharLimitExceeded, KeyHoldsFact, Locked, PinnedConflict, PreconditionFailed,
                       SourceClassRefused)
-from ..model import CALLER_SOURCE_CLASSES, LIVE_STATUSES, VISIBLE_STATUSES, FactVersion, Kind, Op, Status
+from ..model import CALLER_SOURCE_CLASSES, VISIBLE_STATUSES, FactVersion, Kind, Op, Status
 from ..projection import value_text
 from ..temporal import live_at
 from ..timeline import FactState, plan_statement
@@ -39,7 +39,9 @@ def resolve_type(state: SetState) -> SetState:
 def fetch_live(state: SetState, states: Sequence[FactVersion]) -> SetState:
     """Take the key's facts (read by the orchestrator) and find the one live now."""
     now = state.request.now
-    live = [s for s in states if s.status.value in LIVE_STATUSES and live_at(s.valid_at, s.invalid_at, now)
+    # The fact a reader sees now: any served status (a superseded fact whose interval still
+    # covers now is the current truth until its end).
+    live = [s for s in states if s.status.value in VISIBLE_STATUSES and live_at(s.valid_at, s.invalid_at, now)
             and not s.expired(now)]
     head = max((s.version for s in states), default=0)
     created = max([now, *(s.created_at for s in states)])  # transaction time never runs backwards for a key
@@ -211,7 +213,7 @@ def needs_peer_check(state: SetState) -> bool:
 def eligible_peer(state: FactVersion, key: str, memory_type: str, now) -> bool:
     """A live, served, unexpired fact of the same type under another key, never a high one."""
     return (state.key != key and state.memory_type == memory_type
-            and state.status in (Status.ACTIVE, Status.CONFLICTED) and state.sensitivity != "high"
+            and state.status in (Status.ACTIVE, Status.CONFLICTED, Status.SUPERSEDED) and state.sensitivity != "high"
             and live_at(state.valid_at, state.invalid_at, now) and not state.expired(now)
             and state.op is not Op.EXPIRE)
 

@@ -79,8 +79,12 @@ def verdict_rows(ctx: WriteContext, state: SetState) -> SetState:
     elif verdict.kind == "refines":
         new_fact = state.rows[-1]
         for peer in verdict.peers:
-            peer_row(peer, op=Op.SUPERSEDE, status=Status.SUPERSEDED, superseded_by=new_fact.id,
-                     invalid_at=max(r.valid_at, ctx.store.fact_state(ns, peer.key, peer.fact_id).valid_at))
+            prior = ctx.store.fact_state(ns, peer.key, peer.fact_id)
+            # Closed where the new statement begins; never later than the end the peer already had.
+            end = max(r.valid_at, prior.valid_at)
+            if prior.invalid_at is not None:
+                end = min(end, prior.invalid_at)
+            peer_row(peer, op=Op.SUPERSEDE, status=Status.SUPERSEDED, superseded_by=new_fact.id, invalid_at=end)
     elif verdict.kind == "conflict":
         new_fact = state.rows[-1]
         flagged = [p for p in verdict.peers if not p.pinned]  # a pinned fact is never flagged

@@ -128,6 +128,14 @@ def test_refines_retires_the_peer_and_restore_undoes_it(tool, clock):
     assert tool.get("k1").value == "User prefers dark mode"
 
 
+def test_refines_never_extends_a_peer_past_its_own_end(tool, clock):
+    tool.set("k1", "User prefers dark mode", invalid_at=clock.now() + timedelta(days=10))
+    result = tool.set("k2", "User prefers light mode", valid_at=clock.now() + timedelta(days=30))
+    assert result.verdict == "refines"
+    retired = tool.history("k1")[-1]
+    assert retired.invalid_at == clock.now() + timedelta(days=10)
+
+
 def test_conflict_flags_both_sides_and_both_stay_served(tool, clock):
     tool.set("k3", "Alice lives in London")
     result = tool.set("k4", "Alice works in London")
