@@ -303,28 +303,11 @@ def _judge(ctx: WriteContext, prepared: list[SetState], vectors, overlay: _Overl
 
 
 def _bulk_verdict_rows(ctx: WriteContext, state: SetState, overlay: _Overlay) -> SetState:
-    """verdict_rows against the batch overlay: a peer may be an earlier entry of this batch."""
-    shim = dataclasses.replace(ctx, store=_OverlayStore(ctx, overlay))
-    return verdict_rows(shim, state)
+    """verdict_rows against the batch as it stands: a peer may be an earlier entry of this batch."""
+    def head_version(key: str) -> int:
+        return max((s.version for s in overlay.states(key)), default=0)
 
-
-class _OverlayStore:
-    """The two reads verdict_rows makes, answered from the batch overlay."""
-
-    def __init__(self, ctx: WriteContext, overlay: _Overlay) -> None:
-        self._overlay = overlay
-
-    def fact_state(self, namespace: Namespace, key: str, fact_id: str) -> FactVersion | None:
-        return self._overlay.fact(key, fact_id)
-
-    def head(self, namespace: Namespace, key: str):
-        states = self._overlay.states(key)
-        return _VersionOnly(max((s.version for s in states), default=0)) if states else None
-
-
-@dataclass(frozen=True, slots=True)
-class _VersionOnly:
-    version: int
+    return verdict_rows(state, overlay.fact, head_version, ctx.new_id)
 
 
 def _renumber(ctx: WriteContext, namespace: Namespace, rows: list[FactVersion]) -> list[FactVersion]:

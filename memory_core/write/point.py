@@ -47,26 +47,25 @@ def audit_entry(namespace: Namespace, key: str, op: str, rows: Sequence[FactVers
                       key=key, op=op, version_ids=",".join(r.id for r in rows), content_sha256=sha, actor=actor)
 
 
-def _next_version(ctx: WriteContext, ns: Namespace, key: str, already: Sequence[FactVersion]) -> int:
-    own = [r.version for r in already if r.key == key]
-    head = ctx.store.head(ns, key)
-    return max([head.version if head else 0, *own]) + 1
+FactLookup = Callable[[str, str], FactVersion]   # (key, fact_id) -> the fact's latest state
+HeadVersion = Callable[[str], int]                # key -> the key's newest version number (0: none)
 
 
-def verdict_rows(ctx: WriteContext, state: SetState) -> SetState:
+def verdict_rows(state: SetState, fact: FactLookup, head_version: HeadVersion, new_id: IdFactory) -> SetState:
     """Turn the peer verdict into rows: merge and duplicate insert nothing (the peer is reinforced);
-    refines retires the substituted peers; conflict flags both sides."""
+    refines retires the substituted peers; conflict flags both sides. Pure: the peers' states and
+    head versions come from the caller (the store, or a batch as it stands)."""
     verdict, r = state.verdict, state.request
     if verdict is None or verdict.kind == "no_peers":
         return state
-    ns, actor, created = r.namespace, r.provenance.actor, state.created_at
+    actor, created = r.provenance.actor, state.created_at
     change_id = state.rows[-1].change_id
     peer_rows: list[FactVersion] = []
 
     def peer_row(peer: Peer, **changes) -> None:
-        prior = ctx.store.fact_state(ns, peer.key, peer.fact_id)
-        version = _next_version(ctx, ns, peer.key, peer_rows)
-        peer_rows.append(dataclasses.replace(prior, id=ctx.new_id(), version=version, change_id=change_id,
+        prior = fact(peer.key, peer.fact_id)
+        version = max([head_version(peer.key), *(p.version for p in peer_rows if p.key == peer.key)]) + 1
+        peer_rows.append(dataclasses.replace(prior, id=new_id(), version=version, change_id=change_id,
                                              created_at=max(created, prior.created_at), changed_by=actor, **changes))
 
     own = state.rows
@@ -74,12 +73,11 @@ def verdict_rows(ctx: WriteContext, state: SetState) -> SetState:
         own = ()
         if r.reinforce:
             for peer in verdict.peers:
-                prior = ctx.store.fact_state(ns, peer.key, peer.fact_id)
-                peer_row(peer, op=Op.RESTATE, reinforcement_count=prior.reinforcement_count + 1)
+                peer_row(peer, op=Op.RESTATE, reinforcement_count=fact(peer.key, peer.fact_id).reinforcement_count + 1)
     elif verdict.kind == "refines":
         new_fact = state.rows[-1]
         for peer in verdict.peers:
-            prior = ctx.store.fact_state(ns, peer.key, peer.fact_id)
+            prior = fact(peer.key, peer.fact_id)
             # Closed where the new statement begins; never later than the end the peer already had.
             end = max(r.valid_at, prior.valid_at)
             if prior.invalid_at is not None:
@@ -91,10 +89,18 @@ def verdict_rows(ctx: WriteContext, state: SetState) -> SetState:
         own = (*state.rows[:-1], dataclasses.replace(
             new_fact, status=Status.CONFLICTED, conflict_with=tuple(p.fact_id for p in verdict.peers)))
         for peer in flagged:
-            prior = ctx.store.fact_state(ns, peer.key, peer.fact_id)
+            prior = fact(peer.key, peer.fact_id)
             peer_row(peer, op=Op.FLAG, status=Status.CONFLICTED,
                      conflict_with=tuple(dict.fromkeys((*prior.conflict_with, new_fact.fact_id))))
     return dataclasses.replace(state, rows=tuple(own), peer_rows=tuple(peer_rows))
+
+
+def _store_lookups(ctx: WriteContext, ns: Namespace) -> tuple[FactLookup, HeadVersion]:
+    def head_version(key: str) -> int:
+        head = ctx.store.head(ns, key)
+        return head.version if head else 0
+
+    return (lambda key, fact_id: ctx.store.fact_state(ns, key, fact_id)), head_version
 
 
 def gather_peers(ctx: WriteContext, state: SetState, vector: np.ndarray, floor: float) -> list[Peer]:
@@ -162,7 +168,7 @@ def run_set(ctx: WriteContext, request: SetRequest) -> WriteResult:
             if phases.needs_peer_check(state) and ctx.peers is not None:
                 floor = resolve_threshold(state.type_config, state.config.tenant, ctx.calibration()).value
                 state = phases.peer_verdict(state, gather_peers(ctx, state, vector, floor), ctx.calibration())
-                state = verdict_rows(ctx, state)
+                state = verdict_rows(state, *_store_lookups(ctx, request.namespace), ctx.new_id)
                 peer_check = "checked"
         elif phases.embedded(state):
             peer_check = "no_embedder"
