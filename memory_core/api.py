@@ -24,10 +24,11 @@ from .lifecycle.expiry import decide_expiry, expired_keys, is_anonymized
 from .lifecycle.flags import KeyOp
 from .lifecycle.tool import LifecycleOps
 from .model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
+from .projection import value_text
 from .retrieval import SearchResult
 from .retrieval.search_api import run_search
 from .store import DuckDBStore
-from .store.lance_index import LanceIndex, namespace_key
+from .store.lance_index import LanceIndex
 from .store.port import KeyChange, WriteBatch
 from .temporal import parse_instant
 from .timeline import FactState, fact_at
@@ -105,14 +106,20 @@ class Memory:
         if self.embedder is None:
             return None
         if self._peers is None:
-            projector = self.projector
-
-            def load(ns: Namespace):
-                projector.flush()
-                return projector.index.namespace_vectors(namespace_key(ns.tenant, ns.scope.value, ns.owner_id))
-
-            self._peers = PeerVectors(self.embedder.dim, load)
+            self._peers = PeerVectors(self.embedder.dim, self._load_peer_vectors)
         return self._peers
+
+    def _load_peer_vectors(self, ns: Namespace) -> dict[str, tuple[str, Any]]:
+        """The value vectors of a namespace's facts that can be peers, embedded once per process
+        (later writes keep them current). Values only: a peer lives under another key."""
+        facts = [s for states in self.store.namespace_states(ns).values() for s in states
+                 if s.kind is Kind.FACT and self.indexable(s)]
+        out: dict[str, tuple[str, Any]] = {}
+        for start in range(0, len(facts), 4096):
+            chunk = facts[start:start + 4096]
+            vectors = self.embedder.embed([value_text(s.value) for s in chunk])
+            out.update({s.fact_id: (s.key, v) for s, v in zip(chunk, vectors)})
+        return out
 
     def write_context(self) -> WriteContext:
         return WriteContext(self.store, self.clock, self._new_id, self.write_config, self.embedder,

@@ -195,6 +195,8 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
                               valid_at=args.valid_at, invalid_at=args.invalid_at, observed_at=args.observed_at,
                               dry_run=args.dry_run, **set_options(args))
             line = _fact_line(result.version) if result.version else args.key
+            if "merged_into" in result.details:
+                line = f"{args.key} -> {result.details['merged_into']} (no new row; that fact was reinforced)"
             suffix = " (dry run: nothing written)" if args.dry_run else ""
             return result.to_dict(), f"{result.verdict}: {line}{suffix}", 0
         if args.op in {"delete", "restore"}:

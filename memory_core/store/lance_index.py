@@ -130,18 +130,6 @@ class LanceIndex:
             chunk = fact_ids[start:start + 1000]
             self.table.delete("fact_id IN (" + ", ".join(sql_str(f) for f in chunk) + ")")
 
-    def namespace_vectors(self, namespace: str) -> dict[str, tuple[str, np.ndarray]]:
-        """fact_id -> (key, vector) of every row of one namespace (what a peer check compares with)."""
-        if self.table is None:
-            return {}
-        where = f"namespace = {sql_str(namespace)}"
-        count = self.table.count_rows(where)
-        if not count:
-            return {}
-        data = self.table.search().where(where).select(["fact_id", "key", "vector"]).limit(count).to_arrow()
-        vectors = data.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, self.dim)
-        return dict(zip(data.column("fact_id").to_pylist(), zip(data.column("key").to_pylist(), vectors)))
-
     def purge_history(self) -> None:
         """Fold the table into one version and drop older versions and files, so nothing a later
         change removed (a redacted value) survives in the folder; rebuild the text index."""

@@ -17,14 +17,15 @@ import numpy as np
 from ..errors import (Blacklisted, CharLimitExceeded, InvalidInput, KeyHoldsFact, Locked, PinnedConflict,
                       PreconditionFailed)
 from ..identity import Namespace
-from ..model import FactVersion
-from ..projection import index_text, value_text
+from ..model import FactVersion, Kind
+from ..projection import value_text
 from ..store.port import KeyChange, WriteBatch
 from ..timeline import StatementPlan
 from ..values import content_sha256
 from . import phases
 from .config import resolve_threshold
-from .point import WriteContext, after_write, audit_entry, embed_texts, result_verdict, verdict_rows
+from .point import (WriteContext, after_write, audit_entry, embed_pairs, result_verdict, texts_to_embed,
+                    verdict_rows)
 from .request import SetRequest, SetState
 from .verdicts import Peer, Verdict
 
@@ -145,8 +146,8 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
             overlay.record(entry.rows)
             prepared.append(entry)
 
-        vectors = _embed(ctx, prepared)
-        judged, not_judged = _judge(ctx, prepared, vectors, overlay, cap)
+        vectors, peer_vectors = _embed(ctx, prepared)
+        judged, not_judged = _judge(ctx, prepared, peer_vectors, overlay, cap)
         verdicts: dict[str, str] = {}
         written: list[FactVersion] = []
         for state in judged:
@@ -173,9 +174,10 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
             ctx.store.apply(WriteBatch(tuple(KeyChange(namespace, k, tuple(v)) for k, v in by_key.items()),
                                        (audit,)), snapshot=snapshot)
     if written:
-        new_vectors = {s.rows[-1].fact_id: vectors[i] for i, s in enumerate(judged)
-                       if vectors is not None and vectors[i] is not None and s.rows}
-        after_write(ctx, namespace, written, new_vectors)
+        landed = [i for i, s in enumerate(judged) if vectors is not None and vectors[i] is not None and s.rows]
+        after_write(ctx, namespace, written, {judged[i].rows[-1].fact_id: vectors[i] for i in landed},
+                    {judged[i].rows[-1].fact_id: peer_vectors[i] for i in landed
+                     if judged[i].rows[-1].kind is Kind.FACT})
         if ctx.projector is not None:
             ctx.projector.flush()
     return BulkResult(tuple(written), verdicts, *(tuple(skipped[k]) for k in
@@ -243,18 +245,20 @@ def _verdict_name(state: SetState) -> str:
     return result_verdict(state)
 
 
-def _embed(ctx: WriteContext, prepared: Sequence[SetState | _Fresh]) -> list[np.ndarray | None] | None:
-    """One embedding batch for every entry that may be embedded (never a high value)."""
+def _embed(ctx: WriteContext, prepared: Sequence[SetState | _Fresh]) -> tuple[list | None, list | None]:
+    """One embedding call for every entry that may be embedded (never a high value): its index
+    vector, and its value vector for the peer check."""
     if ctx.embedder is None:
-        return None
+        return None, None
     wanted = [i for i, s in enumerate(prepared) if phases.embedded(s)]
-    out: list[np.ndarray | None] = [None] * len(prepared)
+    index_out: list[np.ndarray | None] = [None] * len(prepared)
+    peer_out: list[np.ndarray | None] = [None] * len(prepared)
     if wanted:
-        matrix = embed_texts(ctx.embedder, [index_text(prepared[i].request.key, prepared[i].request.value)
-                                            for i in wanted])
+        index_vectors, peer_vectors = embed_pairs(
+            ctx.embedder, [texts_to_embed(prepared[i].request.key, prepared[i].request.value) for i in wanted])
         for row, i in enumerate(wanted):
-            out[i] = matrix[row]
-    return out
+            index_out[i], peer_out[i] = index_vectors[row], peer_vectors[row]
+    return index_out, peer_out
 
 
 def _judge(ctx: WriteContext, prepared: list[SetState], vectors, overlay: _Overlay,

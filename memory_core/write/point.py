@@ -13,7 +13,7 @@ from ..clock import Clock
 from ..embed import Embedder, EmbedderUnavailable
 from ..identity import Namespace
 from ..indexing import IndexProjector
-from ..model import FactVersion, Op, Status, WriteResult
+from ..model import FactVersion, Kind, Op, Status, WriteResult
 from ..projection import index_text, value_text
 from ..store.port import KeyChange, VersionStore, WriteBatch
 from . import phases
@@ -147,8 +147,25 @@ def embed_texts(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         raise EmbedderUnavailable(f"the embedder failed ({type(exc).__name__}: {exc}); nothing was written") from exc
 
 
-def embed_one(embedder: Embedder, text: str) -> np.ndarray:
-    return embed_texts(embedder, [text])[0]
+def texts_to_embed(key: str, value) -> tuple[str, str]:
+    """What the index embeds (the key's words and the value) and what a peer check compares (the
+    value alone: peers live under other keys by definition, so key words only add noise)."""
+    return index_text(key, value), value_text(value)
+
+
+def embed_pairs(embedder: Embedder, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Index and peer vectors for (index text, value text) pairs, in one embedder call; a pair
+    whose two texts are the same (a key without words) is embedded once."""
+    texts: list[str] = []
+    index_rows, value_rows = [], []
+    for index_text_, value_text_ in pairs:
+        index_rows.append(len(texts))
+        texts.append(index_text_)
+        if value_text_ != index_text_:
+            texts.append(value_text_)
+        value_rows.append(len(texts) - 1)
+    matrix = embed_texts(embedder, texts)
+    return matrix[index_rows], matrix[value_rows]
 
 
 def run_set(ctx: WriteContext, request: SetRequest) -> WriteResult:
@@ -160,14 +177,15 @@ def run_set(ctx: WriteContext, request: SetRequest) -> WriteResult:
         state = phases.prepare(state)
         state = phases.preconditions(state)
         state = phases.build_rows(state, ctx.new_id)
-        vector = None
+        vector = peer_vector = None
         peer_check = "not_embedded"
         if phases.embedded(state) and ctx.embedder is not None:
-            vector = embed_one(ctx.embedder, index_text(request.key, request.value))
+            index_vectors, peer_vectors = embed_pairs(ctx.embedder, [texts_to_embed(request.key, request.value)])
+            vector, peer_vector = index_vectors[0], peer_vectors[0]
             peer_check = "skipped"
             if phases.needs_peer_check(state) and ctx.peers is not None:
                 floor = resolve_threshold(state.type_config, state.config.tenant, ctx.calibration()).value
-                state = phases.peer_verdict(state, gather_peers(ctx, state, vector, floor), ctx.calibration())
+                state = phases.peer_verdict(state, gather_peers(ctx, state, peer_vector, floor), ctx.calibration())
                 state = verdict_rows(state, *_store_lookups(ctx, request.namespace), ctx.new_id)
                 peer_check = "checked"
         elif phases.embedded(state):
@@ -186,17 +204,18 @@ def run_set(ctx: WriteContext, request: SetRequest) -> WriteResult:
                             request.provenance.actor, state.created_at)
         if written:
             ctx.store.apply(WriteBatch(tuple(changes), (audit,)))
-    # The key's last row holds the request's value (a new fact or a restatement): its vector is known.
-    after_write(ctx, request.namespace, written, {state.rows[-1].fact_id: vector}
-                if vector is not None and state.rows else {})
+    # The key's last row holds the request's value (a new fact or a restatement): its vectors are known.
+    known = vector is not None and bool(state.rows)
+    after_write(ctx, request.namespace, written, {state.rows[-1].fact_id: vector} if known else {},
+                {state.rows[-1].fact_id: peer_vector} if known and state.rows[-1].kind is Kind.FACT else {})
     return WriteResult(result_verdict(state), request.key, tuple(written), details)
 
 
 def after_write(ctx: WriteContext, namespace: Namespace, rows: Sequence[FactVersion],
-                vectors: dict[str, np.ndarray]) -> None:
+                index_vectors: dict[str, np.ndarray], peer_vectors: dict[str, np.ndarray] | None = None) -> None:
     """Queue the changed states for the index and keep the peer vectors current."""
     if ctx.projector is not None:
-        ctx.projector.enqueue(rows, vectors)
-    if ctx.peers is not None and vectors:
+        ctx.projector.enqueue(rows, index_vectors)
+    if ctx.peers is not None and peer_vectors:
         keys = {r.fact_id: r.key for r in rows}
-        ctx.peers.put(namespace, {fid: (keys[fid], v) for fid, v in vectors.items()})
+        ctx.peers.put(namespace, {fid: (keys[fid], v) for fid, v in peer_vectors.items()})

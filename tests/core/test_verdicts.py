@@ -109,9 +109,7 @@ def test_threshold_precedence_type_then_tenant_then_embedder_then_default():
 def tool(home, clock):
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
         t = memory.for_run(Identity(tenant="acme", user="ana", agent="helper", admin=True))
-        # The hashing test embedder scores word overlap. Keys made of ids ("k1") add no words to
-        # the embedded text, so these peers are compared by their values alone.
-        t.configure(conflict_threshold=0.45)
+        t.configure(conflict_threshold=0.45)  # the hashing test embedder scores word overlap
         yield t
 
 
@@ -160,6 +158,22 @@ def test_a_close_pinned_peer_refuses_the_write_and_names_no_row(tool, home):
         tool.set("k7", "User prefers light mode")
     assert "k5" not in refused.value.message and "dark" not in refused.value.message
     assert store_snapshot(memory) == before
+
+
+def test_peers_are_compared_by_their_values_not_their_keys(tool, clock):
+    tool.set("ui_theme", "User prefers dark mode")
+    clock.advance(timedelta(days=1))
+    result = tool.set("display_settings", "User prefers light mode")
+    assert result.verdict == "refines" and result.details["peers"][0]["key"] == "ui_theme"
+
+
+def test_peers_load_from_the_store_in_a_new_process(tool, home, clock):
+    tool.set("k1", "User prefers dark mode")
+    tool._memory.close()
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:  # no peer vectors in memory yet
+        again = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
+        clock.advance(timedelta(days=1))
+        assert again.set("k2", "User prefers light mode").verdict == "refines"
 
 
 def test_peers_never_cross_scopes(tool):
