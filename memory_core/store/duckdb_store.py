@@ -181,6 +181,10 @@ class DuckDBStore:
         )
         return [row_to_version(r) for r in self._rows(sql, [*params, as_of, as_of])]
 
+    def catalog(self) -> list[tuple[str, str, str, str]]:
+        """Every (tenant, scope, owner_id, key) the store holds, sorted: what a reviewer picks from."""
+        return [tuple(r) for r in self._rows("SELECT tenant, scope, owner_id, key FROM memory_heads ORDER BY 1, 2, 3, 4", [])]
+
     def version_row(self, version_id: str) -> FactVersion | None:
         rows = self._rows(f"SELECT {COLS} FROM memory_versions WHERE id = ?", [version_id])
         return row_to_version(rows[0]) if rows else None

@@ -1,0 +1,99 @@
+import marimo
+
+__generated_with = "0.25.2"
+app = marimo.App(width="medium", app_title="Fact timeline")
+
+
+@app.cell
+def _():
+    import os
+
+    import marimo as mo
+
+    from memory_core import Memory, Namespace, Scope
+    from memory_core import timeline_view as view
+    from memory_core.config import resolve_home
+    return Memory, Namespace, Scope, mo, os, resolve_home, view
+
+
+@app.cell
+def _(Memory, mo, os, resolve_home):
+    # The home comes from `-- --home PATH`, else $MEMCORE_HOME, else ./.memory. Read-only: a
+    # pipeline writing the home at the same time makes this open fail; run it again after.
+    home = resolve_home(mo.cli_args().get("home") or os.environ.get("MEMCORE_HOME"))
+    mo.stop(not (home / "memory.duckdb").exists(),
+            mo.md(f"**No memory home at `{home}`.** Pass `-- --home PATH` or set `MEMCORE_HOME`."))
+    memory = Memory.open(home, read_only=True, create=False)
+    catalog = memory.store.catalog()
+    mo.md(f"# Fact timeline\n\nMemory home `{home}`: {len(catalog)} keys.")
+    return catalog, memory
+
+
+@app.cell
+def _(catalog, mo):
+    owners = sorted({f"{t} / {s} / {o}" for t, s, o, _ in catalog})
+    owner = mo.ui.dropdown(owners, value=owners[0] if owners else None, label="tenant / scope / subject")
+    owner
+    return (owner,)
+
+
+@app.cell
+def _(catalog, mo, owner):
+    keys = sorted(k for t, s, o, k in catalog if f"{t} / {s} / {o}" == owner.value)
+    key = mo.ui.dropdown(keys, value=keys[0] if keys else None, label="key")
+    key
+    return (key,)
+
+
+@app.cell
+def _(Namespace, Scope, key, memory, mo, owner, view):
+    mo.stop(owner.value is None or key.value is None, mo.md("Nothing to show: the home holds no keys."))
+    tenant, scope, owner_id = owner.value.split(" / ")
+    history = memory.store.history(Namespace(tenant, Scope(scope), owner_id), key.value)
+    valid_edges, written = view.instants(history)
+    as_of = mo.ui.slider(0, max(len(valid_edges) - 1, 0), value=max(len(valid_edges) - 1, 0),
+                         label="as_of (what was true then)")
+    known_at = mo.ui.slider(0, max(len(written) - 1, 0), value=max(len(written) - 1, 0),
+                            label="known_at (what the store believed then)")
+    mo.vstack([as_of, known_at])
+    return as_of, history, known_at, valid_edges, written
+
+
+@app.cell
+def _(as_of, history, known_at, mo, valid_edges, view, written):
+    at = valid_edges[as_of.value]
+    known = written[known_at.value]
+    answer = view.true_at(view.believed_at(history, known), at)
+    said = f"**{view.short_value(answer)}**" if answer else "*nothing*"
+    mo.vstack([
+        mo.md(f"As of `{at.isoformat()}`, as the store believed at `{known.isoformat()}`: {said}"),
+        view.figure(history, as_of=at, known_at=known),
+    ])
+    return
+
+
+@app.cell
+def _(history, mo):
+    version = mo.ui.dropdown({f"v{r.version} {r.op.value} ({r.status.value})": r.id for r in history},
+                             value=f"v{history[-1].version} {history[-1].op.value} ({history[-1].status.value})",
+                             label="version")
+    mo.vstack([
+        mo.ui.table([{"version": r.version, "op": r.op.value, "status": r.status.value, "value": r.value_json,
+                      "valid_at": r.valid_at.isoformat(), "invalid_at": r.invalid_at.isoformat() if r.invalid_at else "",
+                      "written": r.created_at.isoformat(), "by": r.changed_by} for r in history],
+                    selection=None, label="every version of the key"),
+        version,
+    ])
+    return (version,)
+
+
+@app.cell
+def _(history, mo, version, view):
+    chosen = next(r for r in history if r.id == version.value)
+    mo.ui.table([{"field": k, "value": v} for k, v in view.provenance(chosen)], selection=None,
+                label="provenance of the chosen version")
+    return
+
+
+if __name__ == "__main__":
+    app.run()

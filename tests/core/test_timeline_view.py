@@ -1,0 +1,42 @@
+"""The reviewer's timeline views: lanes, the two sliders' answers, provenance, the figure."""
+from datetime import timedelta
+
+from memory_core import timeline_view as view
+from tests.conftest import utc
+
+
+def test_lanes_sliders_and_provenance(tool, clock):
+    tool.set("city", "Berlin", valid_at=utc(2021, 1, 1))
+    first_known = clock.now()
+    clock.advance(timedelta(days=1))
+    tool.set("city", "Paris", valid_at=utc(2023, 3, 1))
+    clock.advance(timedelta(days=1))
+    tool.delete("city")
+    history = tool.history("city")
+    lanes = view.lanes(history)
+    assert [lane.value for lane in lanes] == ["Berlin", "Paris"]
+    assert [s.op.value for s in lanes[0].states] == ["set", "supersede", "delete"]
+    then = view.believed_at(history, first_known)
+    assert view.true_at(then, utc(2024, 1, 1)).value == "Berlin"  # before the correction was known
+    now = view.believed_at(history, None)
+    assert view.true_at(now, utc(2024, 1, 1)) is None              # deleted since
+    valid, created = view.instants(history)
+    assert utc(2023, 3, 1) in valid and len(created) == 3
+    labels = dict(view.provenance(history[-1]))
+    assert labels["agent"] == "helper" and labels["session"] == "s1" and labels["version"].startswith("v")
+
+
+def test_the_figure_draws_one_row_per_fact(tool):
+    tool.set("city", "Berlin", valid_at=utc(2021, 1, 1))
+    tool.set("city", "Paris", valid_at=utc(2023, 3, 1))
+    fig = view.figure(tool.history("city"), as_of=utc(2022, 1, 1), known_at=None)
+    ax = fig.axes[0]
+    assert len(ax.patches) == 2 and [t.get_text() for t in ax.get_yticklabels()] == ["fact 1", "fact 2"]
+
+
+def test_the_figure_shows_what_the_store_held_at_known_at(tool, clock):
+    tool.set("city", "Berlin", valid_at=utc(2021, 1, 1))
+    known = clock.now()
+    clock.advance(timedelta(days=1))
+    tool.set("city", "Paris", valid_at=utc(2023, 3, 1))
+    assert len(view.figure(tool.history("city"), known_at=known).axes[0].patches) == 1
