@@ -27,6 +27,7 @@ from .model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
 from .projection import value_text
 from .retrieval import SearchResult
 from .retrieval.search_api import run_search
+from .sql_memory import SqlMemory, SqlResult
 from .store import DuckDBStore
 from .store.lance_index import LanceIndex
 from .store.port import KeyChange, WriteBatch
@@ -63,6 +64,7 @@ class Memory:
         self._peers: PeerVectors | None = None
         self._configs: dict[str, WriteConfig] = {}
         self._closed = False
+        self._sql: SqlMemory | None = None
 
     @classmethod
     def open(cls, home: str | Path, *, clock: Clock | None = None, create: bool = True, read_only: bool = False,
@@ -120,6 +122,13 @@ class Memory:
             vectors = self.embedder.embed([value_text(s.value) for s in chunk])
             out.update({s.fact_id: (s.key, v) for s, v in zip(chunk, vectors)})
         return out
+
+    @property
+    def sql(self) -> SqlMemory:
+        """The per-scope SQL databases under ``<home>/sql/``."""
+        if self._sql is None:
+            self._sql = SqlMemory(self.home / "sql", read_only=self.store.read_only)
+        return self._sql
 
     def write_context(self) -> WriteContext:
         return WriteContext(self.store, self.clock, self._new_id, self.write_config, self.embedder,
@@ -179,6 +188,8 @@ class Memory:
             if self._projector is not None:
                 self._projector.flush()
         finally:
+            if self._sql is not None:
+                self._sql.close()
             self.store.close()
 
     def __enter__(self) -> "Memory":
@@ -272,6 +283,19 @@ class MemoryTool(LifecycleOps):
         return BulkResult(result.written, result.verdicts, result.skipped_unchanged, result.skipped_pinned,
                           result.skipped_locked, result.skipped_blacklisted, result.rejected, tuple(left),
                           result.peer_checked, result.peer_check_skipped, dry_run)
+
+    # -- SQL memory ----------------------------------------------------------------------------
+
+    def sql_exec(self, statement: str, params: Sequence[Any] | dict[str, Any] | None = None, *,
+                 scope: str | Scope = Scope.USER) -> SqlResult:
+        """Run one statement (tables, inserts, updates, queries) on the scope's SQL database, in
+        its own transaction. Needs the ``sql_scopes`` grant for the scope."""
+        return self._memory.sql.run(self.identity.sql_namespace(scope), statement, params, query_only=False)
+
+    def sql_query(self, statement: str, params: Sequence[Any] | dict[str, Any] | None = None, *,
+                  scope: str | Scope = Scope.USER) -> SqlResult:
+        """Run one read-only statement (SELECT, EXPLAIN); ``.to_polars()`` gives a frame."""
+        return self._memory.sql.run(self.identity.sql_namespace(scope), statement, params, query_only=True)
 
     # -- reads ---------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from .api import Memory, MemoryTool
-from .cli_write import NO_IDENTITY, WRITE_VERBS, add_set_options, add_verbs, run_verb, set_options
+from .cli_write import NO_IDENTITY, OTHER_VERBS, WRITE_VERBS, add_set_options, add_verbs, run_verb, set_options
 from .config import resolve_embedder, resolve_home, shared_root
 from .errors import IdentityIncomplete, InvalidInput, MemcoreError
 from .identity import Identity
@@ -171,7 +171,7 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
         if args.op in NO_IDENTITY:
             return run_verb(memory, None, args)
         tool: MemoryTool = memory.for_run(identity, origin="memcore.cli")
-        if args.op in WRITE_VERBS - {"set", "delete", "restore"} or args.op in ("snapshot",):
+        if args.op in WRITE_VERBS - {"set", "delete", "restore"} or args.op in OTHER_VERBS:
             return run_verb(memory, tool, args)
         if args.op in {"recall", "search"}:
             found = getattr(tool, args.op)(

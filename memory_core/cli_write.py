@@ -1,6 +1,6 @@
-"""The write and lifecycle verbs of ``memcore``: set options, bulk-set, import, lock / pin /
+"""The write, lifecycle and SQL verbs of ``memcore``: set options, bulk-set, import, lock / pin /
 promote / demote / reject, delete-version, redact, snapshot, restore-snapshot, rollback,
-sweep-expired and the tenant's write settings."""
+sweep-expired, the tenant's write settings, and sql-exec / sql-query."""
 from __future__ import annotations
 
 import argparse
@@ -24,7 +24,8 @@ FLAG_VERBS = {
 }
 # Verbs that may create the home; a refused one leaves no trace of it.
 WRITE_VERBS = {"set", "delete", "restore", "delete-version", "redact", "bulk-set", "import", "restore-snapshot",
-               "rollback", "sweep-expired", "configure", "configure-type", *FLAG_VERBS}
+               "rollback", "sweep-expired", "configure", "configure-type", "sql-exec", *FLAG_VERBS}
+OTHER_VERBS = {"snapshot", "sql-query"}
 NO_IDENTITY = {"sweep-expired"}
 
 
@@ -65,6 +66,11 @@ def add_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
     op("sweep-expired", "apply on_expire to every fact past its expires_at (all tenants)", key=False)
     cf = op("configure", "change the tenant's write settings (admin): NAME=JSON ...", key=False)
     cf.add_argument("settings", nargs="*", help="e.g. policy=\"newest_wins\" conflict_threshold=0.8")
+    for name, text in (("sql-exec", "run one statement on the scope's SQL memory (tables, inserts, queries)"),
+                       ("sql-query", "run one read-only statement (SELECT, EXPLAIN) on the scope's SQL memory")):
+        q = op(name, text, key=False)
+        q.add_argument("statement")
+        q.add_argument("--params", help="a JSON list (for ?) or object (for $name) of parameters")
     ct = op("configure-type", "change one memory type's settings (admin): TYPE NAME=JSON ...", key=False)
     ct.add_argument("memory_type")
     ct.add_argument("settings", nargs="*", help="e.g. retention_days=30 embedded=false")
@@ -159,6 +165,19 @@ def run_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Namespace) 
         head = "applied" if plan["applied"] else "dry run (add --apply to write it)"
         return plan, "\n".join([f"rollback to {plan['to']}: {head}", *lines,
                                 f"{plan['unchanged']} key(s) unchanged"]), 0
+    if verb in ("sql-exec", "sql-query"):
+        params = None
+        if args.params:
+            try:
+                params = json.loads(args.params)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"--params is not JSON: {exc}", field="params") from None
+        result = getattr(tool, verb.replace("-", "_"))(args.statement, params, scope=args.scope)
+        lines = [" | ".join(result.columns)] + [" | ".join(map(str, r)) for r in result.rows] if result.columns \
+            else [f"{result.statement_type}: done"]
+        if result.truncated:
+            lines.append(f"(cut to the first {len(result.rows)} rows)")
+        return result.to_dict(), "\n".join(lines), 0
     if verb == "sweep-expired":
         counts = memory.sweep_expired()
         return counts, " ".join(f"{k}={v}" for k, v in counts.items()), 0

@@ -80,15 +80,21 @@ class Identity:
 
     def namespace(self, scope: "str | Scope") -> Namespace:
         """Resolve ``scope`` to the one namespace this run may touch there, or refuse."""
+        return self._resolve(scope, self.memory_scopes, "memory_scopes")
+
+    def sql_namespace(self, scope: "str | Scope") -> Namespace:
+        """As ``namespace``, for SQL memory: checked against the ``sql_scopes`` grant."""
+        return self._resolve(scope, self.sql_scopes, "sql_scopes")
+
+    def _resolve(self, scope: "str | Scope", granted: frozenset[Scope], grant: str) -> Namespace:
         resolved = Scope.parse(scope)
         if resolved is Scope.GLOBAL:
             if not self.admin:
                 raise ScopeForbidden("scope global is admin-only; this run has no admin grant", scope="global")
             return Namespace(GLOBAL_TENANT, Scope.GLOBAL, GLOBAL_TENANT)
-        if not self.admin and resolved not in self.memory_scopes:
-            raise ScopeForbidden(
-                f"this run lacks the memory_scopes grant {resolved.value!r}", scope=resolved.value
-            )
+        if not self.admin and resolved not in granted:
+            raise ScopeForbidden(f"this run lacks the {grant} grant {resolved.value!r}", scope=resolved.value,
+                                 grant=grant)
         if resolved is Scope.AGENT:
             if not self.agent:
                 raise IdentityIncomplete("scope agent needs an agent id in the run identity", scope="agent")

@@ -93,3 +93,14 @@ def test_sweep_expired_needs_no_identity(home):
     run(home, "set", "otp", "1234", "--ttl", "0.000001")
     code, doc = run(home, "sweep-expired", identity=())
     assert code == 0 and doc["tombstone"] == 1
+
+
+def test_sql_exec_and_query(home):
+    assert run(home, "sql-exec", "CREATE TABLE meds (name VARCHAR, mg INTEGER)")[0] == 0
+    run(home, "sql-exec", "INSERT INTO meds VALUES (?, ?)", "--params", '["ibuprofen", 400]')
+    code, doc = run(home, "sql-query", "SELECT name, mg FROM meds")
+    assert code == 0 and doc["columns"] == ["name", "mg"] and doc["rows"] == [["ibuprofen", 400]]
+    code, doc = run(home, "sql-exec", "COPY meds TO '/tmp/memcore-cli-escape.csv'")
+    assert code == 1 and doc["error"]["code"] == "SQL_REFUSED"
+    code, doc = run(home, "sql-query", "DROP TABLE meds")
+    assert doc["error"]["code"] == "SQL_REFUSED"

@@ -1,4 +1,4 @@
-"""Two tenants and two users never see each other's rows through any op."""
+"""Two tenants and two users never see each other's rows through any op, SQL memory included."""
 from datetime import timedelta
 
 import pytest
@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from memory_core import Identity, Memory
 from memory_core.errors import NotFound
+from memory_core.sql_memory import SqlFailed
 
 RUNS = [("acme", "ana"), ("acme", "bob"), ("globex", "ana"), ("globex", "bob")]
 
@@ -50,7 +51,7 @@ def test_each_run_sees_only_its_own_user_and_tenant_rows(memory):
 
 
 op_strategy = st.tuples(
-    st.sampled_from(["set", "delete", "restore"]),
+    st.sampled_from(["set", "delete", "restore", "sql_insert"]),
     st.sampled_from(range(len(RUNS))),
     st.sampled_from(["user", "tenant", "agent"]),
     st.sampled_from(["k1", "k2"]),
@@ -77,6 +78,10 @@ def test_random_op_sequences_never_leak_across_tenants_or_users(tmp_path_factory
                 if op == "set":
                     tool.set(key, f"value {who}:{value}", scope=scope)
                     written.setdefault((ns, key), set()).add(f"value {who}:{value}")
+                elif op == "sql_insert":
+                    tool.sql_exec("CREATE TABLE IF NOT EXISTS t (k VARCHAR, v VARCHAR)", scope=scope)
+                    tool.sql_exec("INSERT INTO t VALUES (?, ?)", [key, f"sql {who}:{value}"], scope=scope)
+                    written.setdefault(("sql", tool.identity.sql_namespace(scope)), set()).add(f"sql {who}:{value}")
                 else:
                     getattr(tool, op)(key, scope=scope)
             except NotFound:
@@ -94,3 +99,9 @@ def test_random_op_sequences_never_leak_across_tenants_or_users(tmp_path_factory
                     # Nothing listed or found under another key may come from another namespace either.
                     others = {v for k, v in listed} - set().union(*(written.get((ns, k2), set()) for k2 in ("k1", "k2")))
                     assert not others, (ns, others)
+                sql_ns = tool.identity.sql_namespace(scope)
+                try:
+                    rows = {v for _, v in tool.sql_query("SELECT k, v FROM t", scope=scope).rows}
+                except SqlFailed:  # this scope's database has no table t: nothing written there
+                    rows = set()
+                assert rows == written.get(("sql", sql_ns), set()), (sql_ns, rows)
