@@ -42,6 +42,9 @@ class IndexProjector:
         self._vectors: dict[str, np.ndarray] = {}
         self._caught_up = False
         self._replayed: set[str] = set()  # facts the index may already hold: replace, never append
+        # Rows appended after this point are this process's own writes, queued as they happen;
+        # only rows before it, past the watermark, can be missing from the index.
+        self._horizon = store.last_seq
 
     def embed_states(self, states: Sequence[FactVersion]) -> np.ndarray:
         return self.embedder.embed([index_text(s.key, s.value) for s in states])
@@ -65,7 +68,7 @@ class IndexProjector:
         if self._caught_up:
             return
         self._caught_up = True
-        behind = self.store.rows_since(self.store.index_watermark())
+        behind = self.store.rows_since(self.store.index_watermark(), self._horizon)
         if behind:
             log.info("index is %d facts behind the store; projecting them", len(behind))
             self._replayed.update(behind)

@@ -189,9 +189,15 @@ class DuckDBStore:
         rows = self._rows(f"SELECT {COLS} FROM memory_versions WHERE id = ?", [version_id])
         return row_to_version(rows[0]) if rows else None
 
-    def rows_since(self, seq: int) -> list[str]:
-        """Fact ids with a version row appended after global sequence number ``seq``."""
-        return [r[0] for r in self._rows("SELECT DISTINCT fact_id FROM memory_versions WHERE seq > ?", [seq])]
+    def rows_since(self, seq: int, until: int | None = None) -> list[str]:
+        """Fact ids with a version row appended after global sequence number ``seq`` (and at or
+        before ``until``)."""
+        if until is not None and until <= seq:
+            return []
+        sql, params = "SELECT DISTINCT fact_id FROM memory_versions WHERE seq > ?", [seq]
+        if until is not None:
+            sql, params = sql + " AND seq <= ?", [seq, until]
+        return [r[0] for r in self._rows(sql, params)]
 
     @property
     def last_seq(self) -> int:

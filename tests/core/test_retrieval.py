@@ -236,3 +236,14 @@ def test_a_leg_short_of_admissible_rows_is_rerun_under_the_full_filter(imemory, 
     result = tool.recall("river walk", recipe="bm25_only", k=5)
     assert [h.key for h in result.hits] == ["live"]
     assert len(tool.recall("river walk", recipe="bm25_only", k=5, as_of=utc(2020, 1, 15)).hits) == 5
+
+
+def test_a_process_never_replays_its_own_queued_writes(home, clock, monkeypatch):
+    with Memory.open(home, clock=clock, embedder=HashingEmbedder()) as memory:
+        tool = tool_of(memory)
+        replayed = []
+        original = memory.store.latest_states
+        monkeypatch.setattr(memory.store, "latest_states", lambda ids=None: replayed.append(ids) or original(ids))
+        tool.bulk_set([{"key": f"k{i}", "value": f"value {i}"} for i in range(20)])
+        assert keys(tool.recall("value 3"))  # the first flush: nothing is behind, nothing re-read
+        assert replayed == []
