@@ -23,6 +23,7 @@ from .indexing import IndexProjector
 from .lifecycle.expiry import decide_expiry, expired_keys, is_anonymized
 from .lifecycle.flags import KeyOp
 from .lifecycle.tool import LifecycleOps
+from .tenant_settings import TenantSettingsOps
 from .model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
 from .projection import value_text
 from .retrieval import SearchResult
@@ -199,7 +200,7 @@ class Memory:
         self.close()
 
 
-class MemoryTool(LifecycleOps):
+class MemoryTool(LifecycleOps, TenantSettingsOps):
     """The Memory tool bound to one run identity."""
 
     def __init__(self, memory: Memory, identity: Identity, origin: str) -> None:

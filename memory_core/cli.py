@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_text, description=help_text)
         if key:
             sp.add_argument("key")
-        if name not in {"audit", "index", "sweep-expired", "configure", "configure-type"}:
+        if name not in {"audit", "index", "sweep-expired", "configure", "configure-type", "ontology-set",
+                        "ontology-get", "place"}:
             sp.add_argument("--scope", default="user", help="agent | user | tenant | global (default: user)")
         _json_flag(sp)
         return sp

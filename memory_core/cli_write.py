@@ -24,8 +24,8 @@ FLAG_VERBS = {
 }
 # Verbs that may create the home; a refused one leaves no trace of it.
 WRITE_VERBS = {"set", "delete", "restore", "delete-version", "redact", "bulk-set", "import", "restore-snapshot",
-               "rollback", "sweep-expired", "configure", "configure-type", "sql-exec", *FLAG_VERBS}
-OTHER_VERBS = {"snapshot", "sql-query"}
+               "rollback", "sweep-expired", "configure", "configure-type", "sql-exec", "ontology-set", *FLAG_VERBS}
+OTHER_VERBS = {"snapshot", "sql-query", "ontology-get", "place"}
 NO_IDENTITY = {"sweep-expired"}
 
 
@@ -71,6 +71,14 @@ def add_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
         q = op(name, text, key=False)
         q.add_argument("statement")
         q.add_argument("--params", help="a JSON list (for ?) or object (for $name) of parameters")
+    on = op("ontology-set", "store a new version of the tenant's ontology (admin): a Markdown file", key=False)
+    on.add_argument("file", help="the ontology (Markdown), or - for standard input")
+    op("ontology-get", "the tenant's newest ontology", key=False)
+    pl = op("place", "where a fact about SUBJECT of TYPE belongs for this run, and why", key=False)
+    pl.add_argument("subject")
+    pl.add_argument("subject_type", metavar="TYPE")
+    pl.add_argument("--known-types", default="", help="comma-separated types the subject was given before")
+    pl.add_argument("--profile-owner", help="the name of the user the memory is about")
     ct = op("configure-type", "change one memory type's settings (admin): TYPE NAME=JSON ...", key=False)
     ct.add_argument("memory_type")
     ct.add_argument("settings", nargs="*", help="e.g. retention_days=30 embedded=false")
@@ -178,6 +186,19 @@ def run_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Namespace) 
         if result.truncated:
             lines.append(f"(cut to the first {len(result.rows)} rows)")
         return result.to_dict(), "\n".join(lines), 0
+    if verb == "ontology-set":
+        doc = tool.ontology_set(_read(args.file))
+        return doc, f"ontology v{doc['version']}: " + ", ".join(
+            f"{name} ({t['memory_scope'] or 'no scope'})" for name, t in doc["types"].items()), 0
+    if verb == "ontology-get":
+        ontology = tool.ontology_get()
+        doc = {"version": ontology.version, "sha256": ontology.sha256, "markdown": ontology.markdown} if ontology \
+            else {"version": None}
+        return doc, ontology.markdown if ontology else "(no ontology)", 0
+    if verb == "place":
+        known = [t for t in args.known_types.split(",") if t.strip()]
+        placed = tool.placement(args.subject, args.subject_type, known_types=known, profile_owner=args.profile_owner)
+        return placed.to_dict(), f"{placed.scope.value}: {placed.reason} ({placed.detail})", 0
     if verb == "sweep-expired":
         counts = memory.sweep_expired()
         return counts, " ".join(f"{k}={v}" for k, v in counts.items()), 0

@@ -56,6 +56,7 @@ class Identity:
     memory_scopes: frozenset[Scope] = field(default=DEFAULT_MEMORY_SCOPES)
     sql_scopes: frozenset[Scope] = field(default=DEFAULT_MEMORY_SCOPES)
     admin: bool = False
+    isolated: bool = False  # an isolated run's facts never leave its user's scope (placement)
 
     def __post_init__(self) -> None:
         for name in ("tenant", "user", "agent", "session", "run", "model"):

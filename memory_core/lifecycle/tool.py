@@ -1,5 +1,5 @@
 """The lifecycle ops of the Memory tool: delete, restore, lock, pin, promote, demote, reject,
-delete_version, redact, snapshot / restore_snapshot, rollback, and the tenant's write settings.
+delete_version, redact, snapshot / restore_snapshot and rollback.
 Each decides with a pure function and applies its rows with one audit row in one transaction."""
 from __future__ import annotations
 
@@ -7,15 +7,14 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AdminRequired, InvalidInput
+from ..errors import InvalidInput
 from ..identity import Scope
 from ..model import Op, WriteResult
 from ..store.port import KeyChange, WriteBatch
 from ..temporal import parse_instant
-from ..values import canonical_json, content_sha256
-from ..write.config import parse_tenant_config, parse_type_config, to_stored
+from ..values import content_sha256
 from ..write.point import after_write, audit_entry
-from ..write.settle import entry_request, validate_key, validate_memory_type
+from ..write.settle import entry_request, validate_key
 from .flags import Decision, KeyOp, decide_delete, decide_delete_version, decide_flag, decide_restore
 from .history import (REDACTED_JSON, check_payload, plan_rollback, redaction_targets, snapshot_payload,
                       snapshot_rows)
@@ -164,38 +163,3 @@ class LifecycleOps:
         return {"to": instant.isoformat(), "applied": bool(apply and changed),
                 "steps": [s.to_dict() for s in steps if s.action != "unchanged"],
                 "unchanged": sum(1 for s in steps if s.action == "unchanged")}
-
-    # -- settings ------------------------------------------------------------------------------
-
-    def _require_admin(self) -> None:
-        if not self.identity.admin:  # type: ignore[attr-defined]
-            raise AdminRequired("changing write settings needs an admin grant")
-
-    def configure(self, **settings: Any) -> dict[str, Any]:
-        """Change this tenant's write settings (policy, conflict_threshold, duplicate_threshold,
-        char_limit, retention_days, sensitive_retention_days, blacklist, bulk_check_cap). Admin only."""
-        self._require_admin()
-        tenant = self.identity.tenant  # type: ignore[attr-defined]
-        memory = self._memory
-        merged = parse_tenant_config(settings, memory.write_config(tenant).tenant)
-        self._put_config(tenant, "", to_stored(merged))
-        return to_stored(merged)
-
-    def configure_type(self, memory_type: str, **settings: Any) -> dict[str, Any]:
-        """Change one memory type's settings (retype_to, dedup_threshold, retention_days, on_expire,
-        embedded, key_identified). Admin only."""
-        self._require_admin()
-        memory_type = validate_memory_type(memory_type)
-        tenant = self.identity.tenant  # type: ignore[attr-defined]
-        merged = parse_type_config(memory_type, settings, self._memory.write_config(tenant).types.get(memory_type))
-        self._put_config(tenant, memory_type, to_stored(merged))
-        return to_stored(merged)
-
-    def _put_config(self, tenant: str, memory_type: str, body: dict[str, Any]) -> None:
-        memory = self._memory
-        now = memory.clock.now()
-        audit = audit_entry(self.identity.namespace(Scope.TENANT), f"config:{memory_type or '*'}", "configure",  # type: ignore[attr-defined]
-                            (), content_sha256(canonical_json(body)), self.identity.actor, now)  # type: ignore[attr-defined]
-        memory.store.put_write_config(tenant, memory_type, body, now, audit)
-        memory._forget_config(tenant)
-

@@ -11,7 +11,6 @@ in one transaction. The cache is updated only after a commit, and dropped by ``r
 from __future__ import annotations
 
 import dataclasses
-import json
 import threading
 from contextlib import contextmanager
 from datetime import datetime
@@ -25,6 +24,7 @@ from ..errors import HomeNotFound, StoreCorrupted
 from ..identity import Namespace
 from ..model import VISIBLE_STATUSES, FactVersion
 from .port import Head, WriteBatch
+from .settings import SettingsTables
 from .schema import (COLS, SCHEMA_VERSION, STAGED_INSERT, VERSION_COLUMNS, arrow_versions, attrs_json, migrate,
                      row_to_version, stored_schema_version, utc, version_params)
 
@@ -46,7 +46,7 @@ def _ns_params(ns: Namespace) -> list[Any]:
     return [ns.tenant, ns.scope.value, ns.owner_id]
 
 
-class DuckDBStore:
+class DuckDBStore(SettingsTables):
     """``VersionStore`` over one DuckDB file."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
@@ -268,15 +268,6 @@ class DuckDBStore:
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, r)) for r in cursor.fetchall()]
 
-    def write_configs(self, tenant: str) -> dict[str, dict[str, Any]]:
-        """The tenant's stored write configuration: '' for the tenant, else one per memory type."""
-        rows = self._rows("SELECT memory_type, config_json FROM write_config WHERE tenant = ?", [tenant])
-        return {memory_type: json.loads(body) for memory_type, body in rows}
-
-    def snapshot_restored(self, snapshot_id: str, namespace: Namespace) -> bool:
-        return bool(self._rows(f"SELECT 1 FROM snapshots_restored WHERE snapshot_id = ? AND {_NS}",
-                               [snapshot_id, *_ns_params(namespace)]))
-
     # -- writes --------------------------------------------------------------------------------
 
     def record_projection_failure(self, states: Sequence[FactVersion], error: str, at: datetime) -> None:
@@ -294,15 +285,6 @@ class DuckDBStore:
     def set_marker(self, name: str, value: str) -> None:
         with self._tx() as con:
             con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [f"marker:{name}", value])
-
-    def put_write_config(self, tenant: str, memory_type: str, config: dict[str, Any], at: datetime,
-                         audit: AuditEntry) -> None:
-        with self._tx() as con:
-            con.execute("DELETE FROM write_config WHERE tenant = ? AND memory_type = ?", [tenant, memory_type])
-            con.execute("INSERT INTO write_config VALUES (?, ?, ?, ?)",
-                        [tenant, memory_type, json.dumps(config, sort_keys=True), at])
-            head = self._chain_audit(con, [audit])
-        self._audit_head = head
 
     def apply(self, batch: WriteBatch, *, snapshot: tuple[str, int] | None = None) -> None:
         """Append the batch's rows and audit rows in one transaction; then update the cache.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ContextManager, Protocol, Sequence
+from typing import ContextManager, Protocol
 
 from ..audit import AuditEntry, AuditReport
 from ..identity import Namespace

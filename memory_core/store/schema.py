@@ -50,6 +50,10 @@ CREATE TABLE IF NOT EXISTS write_config (
     tenant VARCHAR NOT NULL, memory_type VARCHAR NOT NULL, config_json VARCHAR NOT NULL,
     updated_at TIMESTAMPTZ NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ontologies (
+    tenant VARCHAR NOT NULL, version INTEGER NOT NULL, markdown VARCHAR NOT NULL, sha256 VARCHAR NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL, actor VARCHAR NOT NULL
+);
 CREATE TABLE IF NOT EXISTS snapshots_restored (
     snapshot_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
     restored_at TIMESTAMPTZ NOT NULL, keys INTEGER NOT NULL

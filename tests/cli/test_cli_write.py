@@ -104,3 +104,16 @@ def test_sql_exec_and_query(home):
     assert code == 1 and doc["error"]["code"] == "SQL_REFUSED"
     code, doc = run(home, "sql-query", "DROP TABLE meds")
     assert doc["error"]["code"] == "SQL_REFUSED"
+
+
+def test_ontology_and_placement(home, tmp_path):
+    ontology = tmp_path / "ontology.md"
+    ontology.write_text("## service\n- `@memory_scope` tenant\n- `owner`: who to page\n")
+    code, doc = run(home, "ontology-set", str(ontology))
+    assert code == 1 and doc["error"]["code"] == "ADMIN_REQUIRED"
+    code, doc = run(home, "ontology-set", str(ontology), identity=ADMIN)
+    assert code == 0 and doc["version"] == 1 and doc["types"]["service"]["memory_scope"] == "tenant"
+    assert run(home, "ontology-get")[1]["version"] == 1
+    assert run(home, "place", "checkout-api", "service")[1] == {
+        "scope": "tenant", "reason": "placed_in_tenant", "detail": run(home, "place", "checkout-api", "service")[1]["detail"]}
+    assert run(home, "place", "checkout-api", "service", "--known-types", "person")[1]["scope"] == "user"

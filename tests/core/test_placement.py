@@ -1,0 +1,94 @@
+"""Ontology-declared placement: the parser, and a test per branch of the decision tree."""
+from __future__ import annotations
+
+import pytest
+
+from memory_core import Identity
+from memory_core.errors import AdminRequired
+from memory_core.identity import Scope
+from memory_core.placement import InvalidOntology, decide, parse_ontology
+
+ONTOLOGY = """# Acme ontology
+
+Prose before the first type is ignored.
+
+## service
+- `@memory_scope` tenant
+- `name`: what people call it
+- `owner`: who to page
+
+## person
+- `email`: how to reach them
+
+## preference
+- `@memory_scope` user
+"""
+RUN = Identity(tenant="acme", user="ana", agent="helper")
+
+
+def test_the_parser_reads_types_scopes_and_fields():
+    ontology = parse_ontology(ONTOLOGY)
+    assert set(ontology.types) == {"service", "person", "preference"}
+    assert ontology.type("service").memory_scope == "tenant"
+    assert ontology.type("Service").fields == (("name", "what people call it"), ("owner", "who to page"))
+    assert ontology.type("person").memory_scope is None and ontology.type("preference").memory_scope == "user"
+
+
+@pytest.mark.parametrize("markdown", [
+    "",
+    "just prose, no type",
+    "## service\n- `@memory_scope` galaxy\n",
+    "## service\n- `name`: a\n\n## service\n- `owner`: b\n",
+    "- `name`: a bullet before any type\n\n## service\n",
+    "## two words\n- `name`: x\n",
+], ids=["empty", "no-type", "unknown-scope", "duplicate-type", "orphan-bullet", "two-word-type"])
+def test_a_bad_ontology_is_refused(markdown):
+    with pytest.raises(InvalidOntology):
+        parse_ontology(markdown)
+
+
+def test_the_seed_example_places_checkout_api_in_the_tenant():
+    placed = decide(parse_ontology(ONTOLOGY), "checkout-api", "service", RUN)
+    assert placed.scope is Scope.TENANT and placed.reason == "placed_in_tenant"
+
+
+@pytest.mark.parametrize("ontology, subject, subject_type, identity, extra, reason", [
+    (None, "checkout-api", "service", RUN, {}, "no_ontology"),
+    (ONTOLOGY, "checkout-api", "database", RUN, {}, "type_undeclared"),
+    (ONTOLOGY, "dana", "person", RUN, {}, "no_scope_declared"),
+    (ONTOLOGY, "dark mode", "preference", RUN, {}, "declared_user"),
+    (ONTOLOGY, "checkout-api", "service", RUN, {"known_types": ["person"]}, "subject_typed_inconsistently"),
+    (ONTOLOGY, "ana", "service", RUN, {}, "subject_is_profile_owner"),
+    (ONTOLOGY, "Ana Lima", "service", RUN, {"profile_owner": "ana lima"}, "subject_is_profile_owner"),
+    (ONTOLOGY, "checkout-api", "service", Identity(tenant="acme", user="ana", isolated=True), {}, "caller_isolated"),
+    (ONTOLOGY, "checkout-api", "service",
+     Identity(tenant="acme", user="ana", memory_scopes=frozenset({Scope.USER})), {}, "missing_tenant_grant"),
+    (ONTOLOGY, "checkout-api", "service",
+     Identity(tenant="acme", user="ana", sql_scopes=frozenset({Scope.USER})), {}, "missing_tenant_grant"),
+], ids=["no-ontology", "undeclared-type", "no-scope", "declared-user", "inconsistent-type", "profile-owner",
+        "profile-owner-named", "isolated", "no-memory-grant", "no-sql-grant"])
+def test_every_doubt_keeps_the_fact_in_the_user_scope(ontology, subject, subject_type, identity, extra, reason):
+    placed = decide(parse_ontology(ontology) if ontology else None, subject, subject_type, identity, **extra)
+    assert placed.scope is Scope.USER and placed.reason == reason and placed.detail
+
+
+def test_the_missing_grant_names_both_halves():
+    no_grants = Identity(tenant="acme", user="ana", memory_scopes=frozenset({Scope.USER}),
+                         sql_scopes=frozenset({Scope.USER}))
+    placed = decide(parse_ontology(ONTOLOGY), "checkout-api", "service", no_grants)
+    assert "memory_scopes and sql_scopes" in placed.detail
+
+
+def test_ontology_set_is_admin_only_versioned_and_read_back(memory):
+    admin = memory.for_run(Identity(tenant="acme", user="ops", admin=True))
+    user = memory.for_run(RUN)
+    with pytest.raises(AdminRequired):
+        user.ontology_set(ONTOLOGY)
+    assert user.ontology_get() is None and user.placement("checkout-api", "service").reason == "no_ontology"
+    assert admin.ontology_set(ONTOLOGY)["version"] == 1
+    assert admin.ontology_set(ONTOLOGY.replace("tenant", "user"))["version"] == 2
+    assert user.ontology_get().version == 2
+    assert user.placement("checkout-api", "service").reason == "declared_user"
+    other_tenant = memory.for_run(Identity(tenant="globex", user="ana"))
+    assert other_tenant.ontology_get() is None
+    assert memory.verify_audit().ok
