@@ -22,6 +22,7 @@ from .identity import Identity, Namespace, Scope
 from .indexing import IndexProjector
 from .lifecycle.expiry import decide_expiry, expired_keys, is_anonymized
 from .lifecycle.flags import KeyOp
+from .document_ops import DocumentOps
 from .lifecycle.tool import LifecycleOps
 from .tenant_settings import TenantSettingsOps
 from .model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
@@ -200,7 +201,7 @@ class Memory:
         self.close()
 
 
-class MemoryTool(LifecycleOps, TenantSettingsOps):
+class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps):
     """The Memory tool bound to one run identity."""
 
     def __init__(self, memory: Memory, identity: Identity, origin: str) -> None:

@@ -24,8 +24,9 @@ FLAG_VERBS = {
 }
 # Verbs that may create the home; a refused one leaves no trace of it.
 WRITE_VERBS = {"set", "delete", "restore", "delete-version", "redact", "bulk-set", "import", "restore-snapshot",
-               "rollback", "sweep-expired", "configure", "configure-type", "sql-exec", "ontology-set", *FLAG_VERBS}
-OTHER_VERBS = {"snapshot", "sql-query", "ontology-get", "place"}
+               "rollback", "sweep-expired", "configure", "configure-type", "sql-exec", "ontology-set", "doc-put",
+               "doc-delete", *FLAG_VERBS}
+OTHER_VERBS = {"snapshot", "sql-query", "ontology-get", "place", "doc-get", "doc-list"}
 NO_IDENTITY = {"sweep-expired"}
 
 
@@ -71,6 +72,15 @@ def add_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
         q = op(name, text, key=False)
         q.add_argument("statement")
         q.add_argument("--params", help="a JSON list (for ?) or object (for $name) of parameters")
+    dp = op("doc-put", "store a Markdown document (FILE, or - for stdin) as searchable chunks under KEY")
+    dp.add_argument("file")
+    dp.add_argument("--metadata", help="a JSON object; subject, entity_type and fact_class make entity chunks")
+    dp.add_argument("--title", help="default: the first heading")
+    dg = op("doc-get", "a document: title, metadata, body")
+    dg.add_argument("--as-of", help="valid time to read at")
+    dg.add_argument("--known-at", help="transaction time: what the store held then")
+    op("doc-list", "every document of the scope", key=False)
+    op("doc-delete", "tombstone a document and its chunks")
     on = op("ontology-set", "store a new version of the tenant's ontology (admin): a Markdown file", key=False)
     on.add_argument("file", help="the ontology (Markdown), or - for standard input")
     op("ontology-get", "the tenant's newest ontology", key=False)
@@ -110,6 +120,15 @@ def _entries(text: str, plain_lines: bool) -> list[Any]:
                                    field="file") from None
             items.append(line.strip())
     return items
+
+
+def _json_option(text: str | None, name: str) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--{name} is not JSON: {exc}", field=name) from None
 
 
 def _settings(pairs: list[str]) -> dict[str, Any]:
@@ -174,18 +193,28 @@ def run_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Namespace) 
         return plan, "\n".join([f"rollback to {plan['to']}: {head}", *lines,
                                 f"{plan['unchanged']} key(s) unchanged"]), 0
     if verb in ("sql-exec", "sql-query"):
-        params = None
-        if args.params:
-            try:
-                params = json.loads(args.params)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"--params is not JSON: {exc}", field="params") from None
+        params = _json_option(args.params, "params")
         result = getattr(tool, verb.replace("-", "_"))(args.statement, params, scope=args.scope)
         lines = [" | ".join(result.columns)] + [" | ".join(map(str, r)) for r in result.rows] if result.columns \
             else [f"{result.statement_type}: done"]
         if result.truncated:
             lines.append(f"(cut to the first {len(result.rows)} rows)")
         return result.to_dict(), "\n".join(lines), 0
+    if verb == "doc-put":
+        result = tool.doc_put(args.key, _read(args.file), metadata=_json_option(args.metadata, "metadata"),
+                              title=args.title, scope=args.scope)
+        return result.to_dict(), f"{result.verdict}: {args.key} ({result.details['chunks']} chunks)", 0
+    if verb == "doc-get":
+        doc = tool.doc_get(args.key, scope=args.scope, as_of=args.as_of, known_at=args.known_at)
+        return ({"key": args.key, "found": doc is not None, "document": doc},
+                doc["body"] if doc else f"{args.key}: no document", 0)
+    if verb == "doc-list":
+        docs = tool.doc_list(scope=args.scope)
+        return {"count": len(docs), "documents": docs}, "\n".join(
+            f"{d['key']}  {d['title']}  ({d['chunks']} chunks)" for d in docs) or "(no documents)", 0
+    if verb == "doc-delete":
+        result = tool.doc_delete(args.key, scope=args.scope)
+        return result.to_dict(), f"deleted: {args.key} ({result.details['chunks_deleted']} chunks)", 0
     if verb == "ontology-set":
         doc = tool.ontology_set(_read(args.file))
         return doc, f"ontology v{doc['version']}: " + ", ".join(

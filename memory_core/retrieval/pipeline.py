@@ -27,7 +27,7 @@ from .recipes import Recipe
 from .types import Hit, LegScore, SearchRequest, SearchResult
 
 # Planes whose legs exist in this build. Documents (doc_put chunks) arrive with the documents plane.
-SERVED_SOURCES = frozenset({Kind.FACT, Kind.NOTE})
+SERVED_SOURCES = frozenset({Kind.FACT, Kind.NOTE, Kind.DOCUMENT})
 _IDENTIFIER = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{3,}\b")
 
 

@@ -97,7 +97,9 @@ def _unchanged(state: SetState) -> bool:
 
 def run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], *, check_cap: int | None = None,
              dry_run: bool = False, operation: str = "bulk_set",
-             snapshot: tuple[str, int] | None = None) -> BulkResult:
+             snapshot: tuple[str, int] | None = None, extra: Sequence[FactVersion] = ()) -> BulkResult:
+    """``extra``: rows the caller decided on other keys (a document's stale chunks retired), written
+    in the same transaction."""
     if not requests:
         return BulkResult((), {}, dry_run=dry_run)
     namespace = requests[0].namespace
@@ -107,14 +109,15 @@ def run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], *, check_cap: in
     collecting = gc.isenabled()
     gc.disable()  # a batch allocates a few objects per entry and frees none: the cycle collector only slows it
     try:
-        return _run_bulk(ctx, requests, config, cap, skipped, dry_run, operation, snapshot)
+        return _run_bulk(ctx, requests, config, cap, skipped, dry_run, operation, snapshot, extra)
     finally:
         if collecting:
             gc.enable()
 
 
 def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: int, skipped: dict[str, list[str]],
-              dry_run: bool, operation: str, snapshot: tuple[str, int] | None) -> BulkResult:
+              dry_run: bool, operation: str, snapshot: tuple[str, int] | None,
+              extra: Sequence[FactVersion]) -> BulkResult:
     namespace = requests[0].namespace
     with ctx.store.locked():
         overlay = _Overlay(ctx, namespace)
@@ -161,6 +164,7 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
             return BulkResult((), verdicts, *(tuple(skipped[k]) for k in
                               ("unchanged", "pinned", "locked", "blacklisted", "rejected")),
                               peer_checked=len(judged) - not_judged, peer_check_skipped=not_judged, dry_run=True)
+        written.extend(extra)
         if written or snapshot is not None:
             written = _renumber(ctx, namespace, written)
             by_key: dict[str, list[FactVersion]] = {}

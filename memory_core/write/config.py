@@ -58,6 +58,7 @@ BUILTIN_TYPES = {
     "episodic": TypeConfig("episodic", embedded=False),
     "profile": TypeConfig("profile", embedded=False),
     "decision": TypeConfig("decision", key_identified=True),
+    "document": TypeConfig("document", embedded=False),  # a document's head row: its chunks are searched
 }
 
 

@@ -117,3 +117,16 @@ def test_ontology_and_placement(home, tmp_path):
     assert run(home, "place", "checkout-api", "service")[1] == {
         "scope": "tenant", "reason": "placed_in_tenant", "detail": run(home, "place", "checkout-api", "service")[1]["detail"]}
     assert run(home, "place", "checkout-api", "service", "--known-types", "person")[1]["scope"] == "user"
+
+
+def test_document_verbs(home, tmp_path):
+    body = tmp_path / "runbook.md"
+    body.write_text("# Runbook\n\nDeploy with two approvals.\n")
+    code, doc = run(home, "doc-put", "runbook", str(body), "--metadata", '{"team": "platform"}')
+    assert code == 0 and doc["chunks"] == 1
+    assert run(home, "doc-get", "runbook")[1]["document"]["body"] == "# Runbook\n\nDeploy with two approvals.\n"
+    assert run(home, "doc-list")[1]["count"] == 1
+    hits = run(home, "search", "approvals", "--sources", "document")[1]["hits"]
+    assert hits and hits[0]["kind"] == "document"
+    assert run(home, "doc-delete", "runbook")[1]["verdict"] == "deleted"
+    assert run(home, "doc-get", "runbook")[1]["found"] is False

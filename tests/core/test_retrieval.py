@@ -115,10 +115,11 @@ def test_sources_selector(imemory):
     only_notes = tool.recall("train", sources=["note"])
     assert keys(only_notes) == ["note-key"] and only_notes.sources_applied
     assert set(keys(tool.recall("train"))) == {"fact-key", "note-key"}
-    # The documents plane has no leg yet: a search over it says its selector was not honoured.
-    widened = tool.search("train")
-    assert widened.sources_applied is False and any("document" in n for n in widened.notes)
-    assert tool.search("train", sources=["fact", "note"]).sources_applied is True
+    tool.doc_put("timetable", "# Timetable\n\nThe train to Porto leaves at nine.\n")
+    widened = tool.search("train")  # every plane, documents included
+    assert widened.sources_applied is True and "doc:timetable#0000" in keys(widened)
+    assert keys(tool.search("train", sources=["document"])) == ["doc:timetable#0000"]
+    assert "doc:timetable#0000" not in keys(tool.recall("train"))
 
 
 def test_recipes_run_only_their_legs_and_hits_explain_themselves(imemory):
