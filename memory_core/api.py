@@ -9,6 +9,7 @@ Every op names a scope; the owner of the rows it touches comes from the run iden
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from datetime import datetime
 from pathlib import Path
@@ -20,7 +21,7 @@ from .embed import Embedder, make_embedder
 from .errors import InvalidInput, NotFound
 from .identity import Identity, Namespace, Scope
 from .indexing import IndexProjector
-from .lifecycle.expiry import decide_expiry, expired_keys, is_anonymized
+from .lifecycle.expiry import decide_expiry, is_anonymized
 from .lifecycle.flags import KeyOp
 from .document_ops import DocumentOps
 from .lifecycle.tool import LifecycleOps
@@ -93,8 +94,7 @@ class Memory:
         """Does the index serve this state? Visible, not high, of an embedded type, not an anonymized shell."""
         if state.status.value not in VISIBLE_STATUSES or state.sensitivity == "high" or is_anonymized(state):
             return False
-        config = self._configs.get(state.tenant) or self.write_config(state.tenant)
-        return config.embedded(state.memory_type)
+        return self.write_config(state.tenant).embedded(state.memory_type)
 
     @property
     def projector(self) -> IndexProjector:
@@ -154,24 +154,22 @@ class Memory:
     def sweep_expired(self, *, actor: str = "worker:expiry-sweep") -> dict[str, int]:
         """Apply on_expire to every fact whose expires_at has passed. Returns counts by action."""
         now = self.clock.now()
-        due = [s for s in self.store.latest_states() if s.expires_at is not None]
         counts = {"tombstone": 0, "demote": 0, "anonymize": 0, "keys": 0}
-        for ns_key in sorted({(s.tenant, s.scope, s.owner_id) for s in due}, key=str):
-            ns = Namespace(*ns_key)
-            keys = expired_keys([s for s in due if (s.tenant, s.scope, s.owner_id) == ns_key], now)
+        for ns, keys in self.store.expired_keys(now).items():
             changes, audits, rows = [], [], []
-            for key in keys:
-                op = KeyOp(ns, key, tuple(self.store.fact_states(ns, key)), actor, now, self._new_id)
-                decision = decide_expiry(op)
-                if decision.rows:
-                    changes.append(KeyChange(ns, key, decision.rows))
-                    audits.append(audit_entry(ns, key, "expire", decision.rows, None, actor, op.created_at))
-                    rows.extend(decision.rows)
-                    for row in decision.rows:
-                        counts[row.on_expire] += 1
-            if changes:
-                with self.store.locked():
+            with self.store.locked():
+                for key in keys:
+                    op = KeyOp(ns, key, tuple(self.store.fact_states(ns, key)), actor, now, self._new_id)
+                    decision = decide_expiry(op)
+                    if decision.rows:
+                        changes.append(KeyChange(ns, key, decision.rows))
+                        audits.append(audit_entry(ns, key, "expire", decision.rows, None, actor, op.created_at))
+                        rows.extend(decision.rows)
+                        for row in decision.rows:
+                            counts[row.on_expire] += 1
+                if changes:
                     self.store.apply(WriteBatch(tuple(changes), tuple(audits)))
+            if changes:
                 counts["keys"] += len(changes)
                 after_write(self.write_context(), ns, rows, {})
         return counts
@@ -282,9 +280,7 @@ class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps):
                 to_write.append(req)
         result = run_bulk(self._memory.write_context(), to_write, check_cap=len(to_write), dry_run=dry_run,
                           operation="import")
-        return BulkResult(result.written, result.verdicts, result.skipped_unchanged, result.skipped_pinned,
-                          result.skipped_locked, result.skipped_blacklisted, result.rejected, tuple(left),
-                          result.peer_checked, result.peer_check_skipped, dry_run)
+        return dataclasses.replace(result, left_as_is=tuple(left), dry_run=dry_run)
 
     # -- SQL memory ----------------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ class DocumentOps:
 
     def _chunk_keys(self, namespace, doc_key: str) -> list[str]:
         prefix = chunk_key(doc_key, 0)[:-4]
-        return sorted(k for k in self._memory.store.namespace_states(namespace) if k.startswith(prefix))
+        return sorted(k for k in self._memory.store.keys(namespace) if k.startswith(prefix))
 
     def doc_put(self, doc_key: str, body: str, *, metadata: dict[str, Any] | None = None, title: str | None = None,
                 scope: str | Scope = Scope.USER, valid_at: Instant = None, observed_at: Instant = None) -> WriteResult:

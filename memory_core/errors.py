@@ -144,3 +144,22 @@ class WrongState(MemcoreError):
 
     status = 409
     code = "WRONG_STATE"
+
+
+class SqlRefused(MemcoreError):
+    """The statement tries something SQL memory does not allow (files, network, settings, ...)."""
+
+    status = 403
+    code = "SQL_REFUSED"
+
+
+class SqlTimeout(MemcoreError):
+    status = 408
+    code = "SQL_TIMEOUT"
+
+
+class SqlFailed(MemcoreError):
+    """An ordinary SQL error: a syntax error, a missing table, a constraint."""
+
+    status = 422
+    code = "SQL_ERROR"

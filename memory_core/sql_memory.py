@@ -18,31 +18,13 @@ from typing import Any, Sequence
 
 import duckdb
 
-from .errors import InvalidInput, MemcoreError
+from .errors import InvalidInput, SqlFailed, SqlRefused, SqlTimeout
 from .identity import Namespace
 
 EXEC_TYPES = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "EXPLAIN", "MERGE_INTO",
                         "ANALYZE", "CREATE_FUNC"})
 QUERY_TYPES = frozenset({"SELECT", "EXPLAIN"})
-
-
-class SqlRefused(MemcoreError):
-    """The statement tries something SQL memory does not allow (files, network, settings, ...)."""
-
-    status = 403
-    code = "SQL_REFUSED"
-
-
-class SqlTimeout(MemcoreError):
-    status = 408
-    code = "SQL_TIMEOUT"
-
-
-class SqlFailed(MemcoreError):
-    """An ordinary SQL error: a syntax error, a missing table, a constraint."""
-
-    status = 422
-    code = "SQL_ERROR"
+__all__ = ["SqlFailed", "SqlLimits", "SqlMemory", "SqlRefused", "SqlResult", "SqlTimeout"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,6 @@ confidence and no expiry, ``anonymize`` keeps the row's shell with its value rep
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
 
 from ..model import VISIBLE_STATUSES, FactVersion, Op, Status
 from ..values import canonical_json, content_sha256
@@ -42,6 +41,3 @@ def decide_expiry(op: KeyOp) -> Decision:
             rows.append(dataclasses.replace(state, status=Status.TOMBSTONED, **common))
     return Decision("expired", tuple(rows))
 
-
-def expired_keys(states: Sequence[FactVersion], now) -> list[str]:
-    return sorted({s.key for s in states if s.status.value in VISIBLE_STATUSES and s.expired(now)})

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping, Sequence
@@ -120,6 +119,3 @@ def snapshot_payload(snapshot_id: str, created_at: datetime, tenant: str, scope:
     return {"format": SNAPSHOT_FORMAT, "snapshot_id": snapshot_id, "created_at": iso(created_at),
             "source": {"tenant": tenant, "scope": scope}, "rows": rows, "content_sha256": payload_digest(rows)}
 
-
-def dumps(payload: Mapping[str, Any]) -> str:
-    return json.dumps(payload, ensure_ascii=False, indent=1)

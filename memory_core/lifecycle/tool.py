@@ -13,6 +13,7 @@ from ..model import Op, WriteResult
 from ..store.port import KeyChange, WriteBatch
 from ..temporal import parse_instant
 from ..values import content_sha256
+from ..write.bulk import run_bulk
 from ..write.point import after_write, audit_entry
 from ..write.settle import entry_request, validate_key
 from .flags import Decision, KeyOp, decide_delete, decide_delete_version, decide_flag, decide_restore
@@ -124,8 +125,6 @@ class LifecycleOps:
         memory = self._memory
         if memory.store.snapshot_restored(payload["snapshot_id"], namespace):
             return WriteResult("already_restored", "*", ())
-        from ..write.bulk import run_bulk
-
         now, provenance = memory.clock.now(), self._provenance()  # type: ignore[attr-defined]
         entries = [{"key": r["key"], "value": r["value"], "kind": r["kind"], "memory_type": r["memory_type"],
                     "valid_at": r["valid_at"], "invalid_at": r["invalid_at"], "observed_at": r["observed_at"],

@@ -21,7 +21,7 @@ import duckdb
 
 from ..audit import GENESIS_HASH, AuditEntry, AuditReport, AuditRow, chain, verify
 from ..errors import HomeNotFound, StoreCorrupted
-from ..identity import Namespace
+from ..identity import Namespace, Scope
 from ..model import VISIBLE_STATUSES, FactVersion
 from .port import Head, WriteBatch
 from .settings import SettingsTables
@@ -155,11 +155,6 @@ class DuckDBStore(SettingsTables):
                           [*_ns_params(namespace), key])
         return [row_to_version(r) for r in rows]
 
-    def namespace_history(self, namespace: Namespace) -> list[FactVersion]:
-        rows = self._rows(f"SELECT {COLS} FROM memory_versions WHERE {_NS} ORDER BY key, version",
-                          _ns_params(namespace))
-        return [row_to_version(r) for r in rows]
-
     def states_known_at(self, namespace: Namespace, known_at: datetime) -> dict[str, list[FactVersion]]:
         """What the store held for every key of ``namespace`` at transaction time ``known_at``."""
         sql = _LATEST.format(cols=COLS, where=f"{_NS} AND created_at <= ?") + " ORDER BY key, version"
@@ -185,9 +180,20 @@ class DuckDBStore(SettingsTables):
         """Every (tenant, scope, owner_id, key) the store holds, sorted: what a reviewer picks from."""
         return [tuple(r) for r in self._rows("SELECT tenant, scope, owner_id, key FROM memory_heads ORDER BY 1, 2, 3, 4", [])]
 
-    def version_row(self, version_id: str) -> FactVersion | None:
-        rows = self._rows(f"SELECT {COLS} FROM memory_versions WHERE id = ?", [version_id])
-        return row_to_version(rows[0]) if rows else None
+    def keys(self, namespace: Namespace) -> list[str]:
+        """Every key of ``namespace``, from the cache."""
+        with self._lock:
+            return list(self._namespace(namespace))
+
+    def expired_keys(self, now: datetime) -> dict[Namespace, list[str]]:
+        """The keys holding a served fact whose expires_at has passed, by namespace."""
+        sql = (f"WITH latest AS ({_LATEST.format(cols='tenant, scope, owner_id, key, status, expires_at', where='expires_at IS NOT NULL')}) "
+               f"SELECT DISTINCT tenant, scope, owner_id, key FROM latest WHERE status IN {VISIBLE_STATUSES!r} "
+               "AND expires_at <= ? ORDER BY 1, 2, 3, 4")
+        out: dict[Namespace, list[str]] = {}
+        for tenant, scope, owner_id, key in self._rows(sql, [now]):
+            out.setdefault(Namespace(tenant, Scope(scope), owner_id), []).append(key)
+        return out
 
     def rows_since(self, seq: int, until: int | None = None) -> list[str]:
         """Fact ids with a version row appended after global sequence number ``seq`` (and at or

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -27,6 +27,7 @@ from .config import resolve_threshold
 from .point import (WriteContext, after_write, audit_entry, embed_pairs, result_verdict, texts_to_embed,
                     verdict_rows)
 from .request import SetRequest, SetState
+from .settle import label_entry
 from .verdicts import Peer, Verdict
 
 IMPORT_PREFIX = "import:"
@@ -50,7 +51,6 @@ class BulkResult:
     peer_checked: int = 0
     peer_check_skipped: int = 0
     dry_run: bool = False
-    details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         counts: dict[str, int] = {}
@@ -61,7 +61,7 @@ class BulkResult:
             "skipped_unchanged": list(self.skipped_unchanged), "skipped_pinned": list(self.skipped_pinned),
             "skipped_locked": list(self.skipped_locked), "skipped_blacklisted": list(self.skipped_blacklisted),
             "rejected": list(self.rejected), "left_as_is": list(self.left_as_is),
-            "peer_checked": self.peer_checked, "peer_check_skipped": self.peer_check_skipped, **self.details,
+            "peer_checked": self.peer_checked, "peer_check_skipped": self.peer_check_skipped,
         }
 
 
@@ -139,10 +139,7 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
                 skipped["blacklisted"].append(request.key)
                 continue
             except (CharLimitExceeded, KeyHoldsFact, PreconditionFailed, InvalidInput) as exc:
-                exc.details["entry"] = index  # the whole batch is refused: say which entry
-                exc.message = f"entry {index}: {exc.message}"
-                exc.args = (exc.message,)
-                raise
+                raise label_entry(exc, index)
             if entry.rows == ():  # the stored (or earlier batch) bytes again, adding nothing
                 skipped["unchanged"].append(request.key)
                 continue
@@ -161,9 +158,7 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
             written.extend(state.peer_rows)
             verdicts[state.request.key] = _verdict_name(state)
         if dry_run:
-            return BulkResult((), verdicts, *(tuple(skipped[k]) for k in
-                              ("unchanged", "pinned", "locked", "blacklisted", "rejected")),
-                              peer_checked=len(judged) - not_judged, peer_check_skipped=not_judged, dry_run=True)
+            return _result((), verdicts, skipped, len(judged) - not_judged, not_judged, dry_run=True)
         written.extend(extra)
         if written or snapshot is not None:
             written = _renumber(ctx, namespace, written)
@@ -184,9 +179,15 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
                      if judged[i].rows[-1].kind is Kind.FACT})
         if ctx.projector is not None:
             ctx.projector.flush()
-    return BulkResult(tuple(written), verdicts, *(tuple(skipped[k]) for k in
-                      ("unchanged", "pinned", "locked", "blacklisted", "rejected")),
-                      peer_checked=len(judged) - not_judged, peer_check_skipped=not_judged)
+    return _result(tuple(written), verdicts, skipped, len(judged) - not_judged, not_judged)
+
+
+def _result(written: tuple[FactVersion, ...], verdicts: dict[str, str], skipped: dict[str, list[str]],
+            checked: int, unchecked: int, *, dry_run: bool = False) -> BulkResult:
+    return BulkResult(written, verdicts, skipped_unchanged=tuple(skipped["unchanged"]),
+                      skipped_pinned=tuple(skipped["pinned"]), skipped_locked=tuple(skipped["locked"]),
+                      skipped_blacklisted=tuple(skipped["blacklisted"]), rejected=tuple(skipped["rejected"]),
+                      peer_checked=checked, peer_check_skipped=unchecked, dry_run=dry_run)
 
 
 @dataclass(slots=True)

@@ -56,11 +56,6 @@ class PeerVectors:
             for fact_id, (key, vector) in vectors.items():
                 block.put(fact_id, key, vector)
 
-    def vector(self, namespace: Namespace, fact_id: str) -> np.ndarray | None:
-        block = self._block(namespace)
-        row = block.row_of.get(fact_id)
-        return None if row is None else block.matrix[row]
-
     def nearest(self, namespace: Namespace, vectors: np.ndarray, floor: float,
                 limit: int = 64) -> list[list[tuple[str, str, float]]]:
         """For each query vector, (fact_id, key, cosine) of the facts at ``floor`` or more, nearest

@@ -19,10 +19,10 @@ from ..store.port import KeyChange, VersionStore, WriteBatch
 from . import phases
 from .config import WriteConfig, resolve_threshold
 from .peers import PeerVectors
+from .phases import IdFactory
 from .request import SetRequest, SetState
 from .verdicts import Peer
 
-IdFactory = Callable[[], str]
 PEER_READ_LIMIT = 16
 
 

@@ -1,7 +1,7 @@
 """A point write's request (what the caller asked, validated) and its state across the phases."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -67,7 +67,6 @@ class SetState:
     threshold: Threshold | None = None
     verdict: Verdict | None = None
     peer_rows: tuple[FactVersion, ...] = ()   # rows the verdict writes on peers' keys
-    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def restatement(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Mapping
 
-from ..errors import EmptyKey, InvalidInput
+from ..errors import EmptyKey, InvalidInput, MemcoreError
 from ..identity import Namespace
 from ..model import ON_EXPIRE, Kind, Provenance
 from ..temporal import check_interval, parse_instant
@@ -99,7 +99,12 @@ def entry_request(namespace: Namespace, index: int, entry: Any, provenance: Prov
     try:
         return make_request(namespace, entry["key"], entry["value"], provenance, now, **options)
     except InvalidInput as exc:
-        exc.details["entry"] = index
-        exc.message = f"entry {index}: {exc.message}"
-        exc.args = (exc.message,)
-        raise
+        raise label_entry(exc, index)
+
+
+def label_entry(exc: MemcoreError, index: int) -> MemcoreError:
+    """Name the batch entry a refusal is about (the whole batch is refused)."""
+    exc.details["entry"] = index
+    exc.message = f"entry {index}: {exc.message}"
+    exc.args = (exc.message,)
+    return exc
