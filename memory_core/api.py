@@ -24,6 +24,7 @@ from .indexing import IndexProjector
 from .lifecycle.expiry import decide_expiry, is_anonymized
 from .lifecycle.flags import KeyOp
 from .document_ops import DocumentOps
+from .graph.ops import GraphOps
 from .lifecycle.tool import LifecycleOps
 from .tenant_settings import TenantSettingsOps
 from .model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
@@ -68,6 +69,9 @@ class Memory:
         self._configs: dict[str, WriteConfig] = {}
         self._closed = False
         self._sql: SqlMemory | None = None
+        # The graph's single-valued relations are tenant settings; its ids come from the same factory.
+        store.single_valued = lambda tenant: frozenset(self.write_config(tenant).tenant.single_valued)
+        store.graph_new_id = new_id
 
     @classmethod
     def open(cls, home: str | Path, *, clock: Clock | None = None, create: bool = True, read_only: bool = False,
@@ -199,7 +203,7 @@ class Memory:
         self.close()
 
 
-class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps):
+class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps):
     """The Memory tool bound to one run identity."""
 
     def __init__(self, memory: Memory, identity: Identity, origin: str) -> None:
@@ -229,13 +233,26 @@ class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps):
         """State ``value`` under ``key``. A changed value supersedes; the same value reinforces.
 
         Options: kind, memory_type, valid_at, invalid_at, observed_at, subject (who the value is
-        about or who said it), context (words that help find it without being its value),
-        ttl_seconds, on_expire, pin, proposed, if_match_sha256, sensitivity, source_class,
-        confidence. ``dry_run`` answers the verdict and writes nothing.
+        about or who said it), subject_type (the subject's entity type), relations (up to eight
+        graph facts the value states: {subject, relation, object, valid_from?, valid_to?}),
+        context (words that help find it without being its value), ttl_seconds, on_expire, pin,
+        proposed, if_match_sha256, sensitivity, source_class, confidence. ``dry_run`` answers the
+        verdict and writes nothing.
+
+        ``scope="auto"`` places the fact by the tenant's ontology (``placement``): the row and
+        its graph facts go to the decided scope in one transaction, and ``details["placement"]``
+        says where and why.
         """
+        placement = None
+        if isinstance(scope, str) and scope == "auto":
+            placement = self.place_fact(options.get("subject"), options.get("subject_type"))
+            scope = placement.scope
         namespace = self.identity.namespace(scope)
         request = make_request(namespace, key, value, self._provenance(), self._now(), dry_run=dry_run, **options)
-        return run_set(self._memory.write_context(), request)
+        result = run_set(self._memory.write_context(), request)
+        if placement is not None:
+            result = dataclasses.replace(result, details={**result.details, "placement": placement.to_dict()})
+        return result
 
     def bulk_set(self, entries: Sequence[dict[str, Any]], *, scope: str | Scope = Scope.USER,
                  dry_run: bool = False) -> BulkResult:

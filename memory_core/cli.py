@@ -70,7 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("key")
         if name not in {"audit", "index", "sweep-expired", "configure", "configure-type", "ontology-set",
                         "ontology-get", "place"}:
-            sp.add_argument("--scope", default="user", help="agent | user | tenant | global (default: user)")
+            sp.add_argument("--scope", default="user", help="agent | user | tenant | global (default: user)"
+                            + ("; auto: placed by the tenant ontology (needs --subject and --subject-type)"
+                               if name == "set" else ""))
         _json_flag(sp)
         return sp
 
@@ -199,6 +201,9 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
             if "merged_into" in result.details:
                 line = f"{args.key} -> {result.details['merged_into']} (no new row; that fact was reinforced)"
             suffix = " (dry run: nothing written)" if args.dry_run else ""
+            if "placement" in result.details:
+                placed = result.details["placement"]
+                suffix += f"\nplaced in scope {placed['scope']}: {placed['reason']} ({placed['detail']})"
             return result.to_dict(), f"{result.verdict}: {line}{suffix}", 0
         if args.op in {"delete", "restore"}:
             result: WriteResult = getattr(tool, args.op)(args.key, scope=args.scope)

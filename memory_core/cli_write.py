@@ -26,7 +26,7 @@ FLAG_VERBS = {
 WRITE_VERBS = {"set", "delete", "restore", "delete-version", "redact", "bulk-set", "import", "restore-snapshot",
                "rollback", "sweep-expired", "configure", "configure-type", "sql-exec", "ontology-set", "doc-put",
                "doc-delete", *FLAG_VERBS}
-OTHER_VERBS = {"snapshot", "sql-query", "ontology-get", "place", "doc-get", "doc-list"}
+OTHER_VERBS = {"snapshot", "sql-query", "ontology-get", "place", "doc-get", "doc-list", "list-facts", "graph-recall"}
 NO_IDENTITY = {"sweep-expired"}
 
 
@@ -43,6 +43,10 @@ def add_set_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--source-class", choices=["derived", "external", "imported"], help="downgrade the source class")
     s.add_argument("--confidence", type=float, help="0 < c <= 1 (default 1)")
     s.add_argument("--dry-run", action="store_true", help="answer the verdict, write nothing")
+    s.add_argument("--subject-type", help="the subject's entity type (placement with --scope auto; the graph)")
+    s.add_argument("--relation", dest="relations", action="append", metavar="S|R|O",
+                   help="a graph fact the value states: 'subject|relation|object' or a JSON object "
+                        "{subject, relation, object, valid_from, valid_to}; repeat for more (at most 8)")
 
 
 def add_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
@@ -84,6 +88,15 @@ def add_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
     on = op("ontology-set", "store a new version of the tenant's ontology (admin): a Markdown file", key=False)
     on.add_argument("file", help="the ontology (Markdown), or - for standard input")
     op("ontology-get", "the tenant's newest ontology", key=False)
+    lf = op("list-facts", "the graph facts about SUBJECT current now (or at --as-of)", key=False)
+    lf.add_argument("subject")
+    lf.add_argument("--relation", help="only this relation")
+    lf.add_argument("--as-of", help="valid time to read at (default now)")
+    gr = op("graph-recall", "the graph around ENTITY: facts within --hops, entities reached, document chunks",
+            key=False)
+    gr.add_argument("entity")
+    gr.add_argument("--hops", type=int, default=1, help="1 to 3 (default 1)")
+    gr.add_argument("--as-of", help="valid time to read at (default now)")
     pl = op("place", "where a fact about SUBJECT of TYPE belongs for this run, and why", key=False)
     pl.add_argument("subject")
     pl.add_argument("subject_type", metavar="TYPE")
@@ -122,6 +135,12 @@ def _entries(text: str, plain_lines: bool) -> list[Any]:
     return items
 
 
+def _graph_line(fact: Any) -> str:
+    until = fact.ended_at or fact.valid_to
+    return (f"{fact.subject} {fact.relation} {fact.object}  from {fact.start.isoformat()}"
+            + (f" until {until.isoformat()}" if until else "") + f"  ({', '.join(r['key'] for r in fact.rows)})")
+
+
 def _json_option(text: str | None, name: str) -> Any:
     if not text:
         return None
@@ -151,8 +170,20 @@ def _write_line(result: WriteResult) -> str:
 
 def set_options(args: argparse.Namespace) -> dict[str, Any]:
     names = ("subject", "context", "pin", "proposed", "if_match_sha256", "ttl_seconds", "on_expire", "sensitivity",
-             "source_class", "confidence")
-    return {n: getattr(args, n) for n in names if getattr(args, n) not in (None, False)}
+             "source_class", "confidence", "subject_type")
+    out = {n: getattr(args, n) for n in names if getattr(args, n) not in (None, False)}
+    if getattr(args, "relations", None):
+        out["relations"] = [_relation(text) for text in args.relations]
+    return out
+
+
+def _relation(text: str) -> Any:
+    if text.lstrip().startswith("{"):
+        return _json_option(text, "relation")
+    parts = [p.strip() for p in text.split("|")]
+    if len(parts) != 3:
+        raise InvalidInput(f"--relation is 'subject|relation|object' or a JSON object, got {text!r}", field="relation")
+    return parts
 
 
 def run_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Namespace) -> tuple[Any, str, int]:
@@ -224,6 +255,17 @@ def run_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Namespace) 
         doc = {"version": ontology.version, "sha256": ontology.sha256, "markdown": ontology.markdown} if ontology \
             else {"version": None}
         return doc, ontology.markdown if ontology else "(no ontology)", 0
+    if verb == "list-facts":
+        facts = tool.list_facts(args.subject, scope=args.scope, as_of=args.as_of, relation=args.relation)
+        doc = {"subject": args.subject, "count": len(facts), "facts": [f.to_dict() for f in facts]}
+        return doc, "\n".join(_graph_line(f) for f in facts) or "(no current facts)", 0
+    if verb == "graph-recall":
+        found = tool.graph_recall(args.entity, scope=args.scope, hops=args.hops, as_of=args.as_of)
+        lines = [f"{name} (hop {e['hop']}{', ' + '/'.join(e['types']) if e['types'] else ''})"
+                 for name, e in found.entities.items()]
+        lines += [_graph_line(f) for f in found.facts]
+        lines += [f"document {d['key']} [{d['fact_class']}]: {d['text'][:80]!r}" for d in found.documents]
+        return found.to_dict(), "\n".join(lines), 0
     if verb == "place":
         known = [t for t in args.known_types.split(",") if t.strip()]
         placed = tool.placement(args.subject, args.subject_type, known_types=known, profile_owner=args.profile_owner)

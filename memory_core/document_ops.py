@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .documents import (DOC_PREFIX, chunk_key, chunk_markdown, doc_row_key, is_entity, validate_doc_key,
                         validate_metadata)
 from .errors import NotFound
+from .graph.model import DOCUMENTED_IN, Relation, entity_id
 from .identity import Scope
 from .lifecycle.flags import KeyOp, decide_delete
 from .model import VISIBLE_STATUSES, FactVersion, Kind, WriteResult
@@ -24,6 +25,14 @@ if TYPE_CHECKING:
     from .api import Memory
 
 Instant = datetime | str | None
+
+
+def _entity_links(meta: dict[str, Any], key: str) -> tuple[Relation, ...] | None:
+    """An entity chunk joins the graph: (subject, documented_in, the chunk's key), typed and classed."""
+    if not is_entity(meta):
+        return None
+    return (Relation(entity_id(str(meta["subject"])), DOCUMENTED_IN, key,
+                     subject_type=str(meta["entity_type"]).strip().casefold(), fact_class=str(meta["fact_class"])),)
 
 
 class DocumentOps:
@@ -49,6 +58,7 @@ class DocumentOps:
         entries = [{"key": doc_row_key(doc_key), "value": head, "memory_type": "document", **common}]
         entries += [{"key": chunk_key(doc_key, c.index), "value": c.text, "memory_type": "document_chunk",
                      "subject": str(meta["subject"]) if is_entity(meta) else None,
+                     "relations": _entity_links(meta, chunk_key(doc_key, c.index)),
                      "context": " > ".join([title, *c.heading_path]), **common} for c in chunks]
         requests = [entry_request(namespace, i, e, provenance, now) for i, e in enumerate(entries)]
         with memory.store.locked():

@@ -8,6 +8,7 @@ from enum import Enum
 from typing import Any
 
 from .errors import UnknownKind
+from .graph.model import Relation
 from .identity import Scope
 from .temporal import iso
 
@@ -128,6 +129,7 @@ class FactVersion:
     pinned: bool = False              # a changed value is refused (409) unless the write pins too
     confidence: float = 1.0
     conflict_with: tuple[str, ...] = ()  # fact ids of peers this fact is flagged against
+    relations: tuple[Relation, ...] = ()  # the (subject, relation, object) triples the row states
 
     @property
     def live(self) -> bool:
@@ -156,7 +158,7 @@ class FactVersion:
             "index_context": self.index_context, "source_class": self.source_class,
             "sensitivity": self.sensitivity, "expires_at": iso(self.expires_at), "on_expire": self.on_expire,
             "locked": self.locked, "pinned": self.pinned, "confidence": self.confidence,
-            "conflict_with": list(self.conflict_with),
+            "conflict_with": list(self.conflict_with), "relations": [r.to_json() for r in self.relations],
         }
 
 

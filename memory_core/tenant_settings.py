@@ -6,8 +6,9 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .errors import AdminRequired, InvalidInput
+from .errors import AdminRequired, InvalidInput, MemcoreError
 from .identity import Scope
+from .graph.model import entity_id
 from .placement import Ontology, Placement, parse_ontology
 from .placement import decide as decide_placement
 from .values import canonical_json, content_sha256
@@ -74,6 +75,21 @@ class TenantSettingsOps:
                 raise InvalidInput(f"{name} must be a non-empty string", field=name)
         return decide_placement(self.ontology_get(), subject, subject_type, self.identity,  # type: ignore[attr-defined]
                                 known_types=known_types, profile_owner=profile_owner)
+
+    def place_fact(self, subject: Any, subject_type: Any) -> Placement:
+        """The placement of a fact about ``subject``: the types the graph already gives the
+        subject (in the user's scope and, when readable, the tenant's) count as known types."""
+        if not isinstance(subject, str) or not isinstance(subject_type, str):
+            raise InvalidInput('scope="auto" needs subject and subject_type (the entity the fact is about)',
+                               field="subject")
+        store, identity, known = self._memory.store, self.identity, set()  # type: ignore[attr-defined]
+        for scope in (Scope.USER, Scope.TENANT):
+            try:
+                namespace = identity.namespace(scope)
+            except MemcoreError:
+                continue  # a scope this run cannot read tells it nothing
+            known.update(store.entity_types(namespace, entity_id(subject)))
+        return self.placement(subject, subject_type, known_types=sorted(known))
 
     def _put_config(self, tenant: str, memory_type: str, body: dict[str, Any]) -> None:
         memory = self._memory

@@ -24,6 +24,7 @@ from ..errors import HomeNotFound, StoreCorrupted
 from ..identity import Namespace, Scope
 from ..model import VISIBLE_STATUSES, FactVersion
 from .port import Head, WriteBatch
+from .graph_tables import GraphTables
 from .settings import SettingsTables
 from .schema import (COLS, SCHEMA_VERSION, STAGED_INSERT, VERSION_COLUMNS, arrow_versions, attrs_json, migrate,
                      row_to_version, stored_schema_version, utc, version_params)
@@ -46,7 +47,7 @@ def _ns_params(ns: Namespace) -> list[Any]:
     return [ns.tenant, ns.scope.value, ns.owner_id]
 
 
-class DuckDBStore(SettingsTables):
+class DuckDBStore(SettingsTables, GraphTables):
     """``VersionStore`` over one DuckDB file."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
@@ -313,6 +314,7 @@ class DuckDBStore(SettingsTables):
                     marks = "(" + ", ".join("?" * len(VERSION_COLUMNS)) + ")"
                     con.execute(f"INSERT INTO memory_versions ({COLS}) VALUES " + ", ".join([marks] * len(rows)),
                                 [p for i, r in enumerate(rows) for p in version_params(first + i, r, audit_seq)])
+                self.follow_graph(con, rows)
                 if snapshot is not None:
                     audit = batch.audits[0]
                     con.execute("INSERT INTO snapshots_restored VALUES (?, ?, ?, ?, ?, ?)",
@@ -335,10 +337,11 @@ class DuckDBStore(SettingsTables):
         with self._lock:
             with self._tx() as con:
                 for row in rows:
-                    scrubbed = dataclasses.replace(row, index_context=None, provenance=dataclasses.replace(
+                    scrubbed = dataclasses.replace(row, index_context=None, relations=(), provenance=dataclasses.replace(
                         row.provenance, source_quote=None))
                     con.execute("UPDATE memory_versions SET value_json = ?, content_sha256 = ?, attrs = ? WHERE id = ?",
                                 [value_json, content_sha256, attrs_json(scrubbed), row.id])
+                self.forget_graph_of(con, sorted({r.fact_id for r in rows}))
                 self._audit_head = self._chain_audit(con, [audit])
             self._cache.clear()
             self._con.execute("CHECKPOINT")  # fold the WAL, which still holds the old bytes

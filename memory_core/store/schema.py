@@ -8,9 +8,10 @@ from typing import Any, Sequence
 import duckdb
 
 from ..identity import Scope
+from ..graph.model import Relation
 from ..model import FactVersion, Kind, Op, Provenance, Status
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 # Columns a query filters or orders on. Everything else about a version lives in ``attrs``
 # (one JSON column): each physical column costs a point write about 0.05 ms in DuckDB.
@@ -22,7 +23,7 @@ VERSION_COLUMNS = (
 COLS = ", ".join(VERSION_COLUMNS)
 ATTRS = ("reinforcement_count", "changed_by", "subject", "index_context", "on_expire", "locked", "pinned",
          "confidence", "conflict_with", "prov_tenant", "prov_session", "prov_run", "prov_agent", "prov_model",
-         "prov_source_quote", "prov_origin", "prov_actor")
+         "prov_source_quote", "prov_origin", "prov_actor", "relations")
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (name VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
@@ -53,6 +54,21 @@ CREATE TABLE IF NOT EXISTS write_config (
 CREATE TABLE IF NOT EXISTS ontologies (
     tenant VARCHAR NOT NULL, version INTEGER NOT NULL, markdown VARCHAR NOT NULL, sha256 VARCHAR NOT NULL,
     created_at TIMESTAMPTZ NOT NULL, actor VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS graph_entities (
+    tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL, entity_id VARCHAR NOT NULL,
+    entity_type VARCHAR, first_seen_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE IF NOT EXISTS graph_triples (
+    tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL, triple_id VARCHAR NOT NULL,
+    subject VARCHAR NOT NULL, relation VARCHAR NOT NULL, object VARCHAR NOT NULL,
+    start_at TIMESTAMPTZ NOT NULL, dated BOOLEAN NOT NULL, valid_to TIMESTAMPTZ, seen_at TIMESTAMPTZ NOT NULL,
+    ended_at TIMESTAMPTZ, end_reason VARCHAR, origin VARCHAR NOT NULL, restore_id VARCHAR, fact_class VARCHAR
+);
+CREATE TABLE IF NOT EXISTS graph_links (
+    tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL, triple_id VARCHAR NOT NULL,
+    fact_id VARCHAR NOT NULL, key VARCHAR NOT NULL, content_sha256 VARCHAR NOT NULL, link_kind VARCHAR NOT NULL,
+    linked_at TIMESTAMPTZ NOT NULL
 );
 CREATE TABLE IF NOT EXISTS snapshots_restored (
     snapshot_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
@@ -112,6 +128,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
     version = stored_schema_version(con)
     if version in ("1", "2"):
         _v2_to_v3(con, version)
+    # v4 added the entity graph tables (created below); v3 rows state no relations.
     con.execute(DDL)
     con.execute(HEADS_VIEW)
     con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
@@ -140,6 +157,7 @@ def row_to_version(row: Sequence[Any]) -> FactVersion:
         source_class=r["source_class"], sensitivity=r["sensitivity"], expires_at=utc(r["expires_at"]),
         on_expire=a["on_expire"], locked=bool(a["locked"]), pinned=bool(a["pinned"]),
         confidence=float(a["confidence"]), conflict_with=tuple(a["conflict_with"]),
+        relations=tuple(Relation.from_json(r) for r in a.get("relations") or ()),
     )
 
 
@@ -151,6 +169,7 @@ def attrs_json(v: FactVersion) -> str:
         "confidence": v.confidence, "conflict_with": list(v.conflict_with), "prov_tenant": p.tenant,
         "prov_session": p.session, "prov_run": p.run, "prov_agent": p.agent, "prov_model": p.model,
         "prov_source_quote": p.source_quote, "prov_origin": p.origin, "prov_actor": p.actor,
+        "relations": [r.to_json() for r in v.relations],
     }, ensure_ascii=False)
 
 
@@ -168,7 +187,8 @@ def version_params(seq: int, v: FactVersion, audit_seq: int | None) -> list[Any]
 # rather than by json.dumps per row.
 STAGED_INSERT = (f"INSERT INTO memory_versions ({COLS}) SELECT "
                  + ", ".join(c for c in VERSION_COLUMNS if c != "attrs")
-                 + ", json_object(" + ", ".join(f"'{a}', {a}" for a in ATTRS) + ")::VARCHAR FROM {source}")
+                 + ", json_object(" + ", ".join(f"'{a}', json({a})" if a == "relations" else f"'{a}', {a}" for a in ATTRS)
+                 + ")::VARCHAR FROM {source}")
 
 
 def _staged_row(seq: int, v: FactVersion, audit_seq: int | None) -> tuple:
@@ -178,7 +198,7 @@ def _staged_row(seq: int, v: FactVersion, audit_seq: int | None) -> tuple:
             v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.source_class, v.sensitivity, v.expires_at,
             audit_seq, v.reinforcement_count, v.changed_by, v.subject, v.index_context, v.on_expire, v.locked, v.pinned,
             v.confidence, list(v.conflict_with), p.tenant, p.session, p.run, p.agent, p.model, p.source_quote,
-            p.origin, p.actor)
+            p.origin, p.actor, json.dumps([r.to_json() for r in v.relations], ensure_ascii=False))
 
 
 def arrow_versions(first_seq: int, rows: Sequence[FactVersion], audit_seq: int | None = None) -> Any:

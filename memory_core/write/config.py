@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any, Mapping
 
 from ..errors import InvalidInput
+from ..graph.model import relation_name
 from ..model import ON_EXPIRE
 
 DEFAULT_CONFLICT_THRESHOLD = 0.85   # used when nothing more specific is configured or calibrated
@@ -51,6 +52,7 @@ class TenantConfig:
     sensitive_retention_days: float | None = None
     blacklist: tuple[str, ...] = ()        # regular expressions a value may not match
     bulk_check_cap: int = DEFAULT_BULK_CHECK_CAP
+    single_valued: tuple[str, ...] = ()    # graph relations that keep one value current (lives_in, ...)
 
 
 # Types every tenant has unless it configures them otherwise.
@@ -145,6 +147,11 @@ def parse_tenant_config(body: Mapping[str, Any], base: TenantConfig | None = Non
                 raise InvalidInput(f"blacklist pattern {pattern!r} is not a valid regular expression: {exc}",
                                    field="blacklist") from None
         values["blacklist"] = tuple(patterns)
+    if "single_valued" in values:
+        names = values["single_valued"]
+        if isinstance(names, str) or not all(isinstance(n, str) and n.strip() for n in names):
+            raise InvalidInput("single_valued must be a list of relation names", field="single_valued")
+        values["single_valued"] = tuple(sorted({relation_name(n) for n in names}))
     return replace(out, **values)
 
 
@@ -187,6 +194,7 @@ def to_stored(config: TenantConfig | TypeConfig) -> dict[str, Any]:
     body.pop("memory_type", None)
     if "policy" in body:
         body["policy"] = config.policy.value  # type: ignore[union-attr]
-    if "blacklist" in body:
-        body["blacklist"] = list(body["blacklist"])
+    for name in ("blacklist", "single_valued"):
+        if name in body:
+            body[name] = list(body[name])
     return body

@@ -168,6 +168,7 @@ def build_rows(state: SetState, new_id: IdFactory) -> SetState:
             observed_at=r.observed_at or prior.observed_at, status=status, pinned=prior.pinned or r.pin,
             expires_at=state.expires_at, on_expire=state.on_expire,
             sensitivity=max(prior.sensitivity, state.sensitivity, key=("low", "normal", "high").index),
+            relations=r.relations or prior.relations,  # a restatement naming its facts names them anew
         )
         return dataclasses.replace(state, rows=(row,))
     new_row_id = new_id()
@@ -195,7 +196,7 @@ def new_fact_row(r: SetRequest, row_id: str, memory_type: str, sha: str, version
         reinforcement_count=0, provenance=r.provenance, changed_by=r.provenance.actor, subject=r.subject,
         index_context=r.context, source_class=p.source_class, sensitivity=p.sensitivity,
         expires_at=p.expires_at, on_expire=on_expire, pinned=r.pin,
-        confidence=1.0 if r.confidence is None else r.confidence,
+        confidence=1.0 if r.confidence is None else r.confidence, relations=r.relations,
     )
 
 

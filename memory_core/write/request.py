@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..graph.model import Relation
 from ..identity import Namespace
 from ..model import FactVersion, Kind, Provenance
 from ..timeline import StatementPlan
@@ -40,6 +41,7 @@ class SetRequest:
     confidence: float | None = None
     dry_run: bool = False
     reinforce: bool = True  # False (import): a restatement, merge or duplicate records nothing
+    relations: tuple[Relation, ...] = ()  # the graph facts the write names (at most eight)
 
 
 @dataclass(frozen=True, slots=True)

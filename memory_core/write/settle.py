@@ -5,6 +5,7 @@ from datetime import datetime
 from typing import Any, Mapping
 
 from ..errors import EmptyKey, InvalidInput, MemcoreError
+from ..graph.model import Relation, parse_relations
 from ..identity import Namespace
 from ..model import ON_EXPIRE, Kind, Provenance
 from ..temporal import check_interval, parse_instant
@@ -13,7 +14,8 @@ from .request import SetRequest
 
 MAX_KEY_LENGTH = 512
 SET_OPTIONS = ("kind", "memory_type", "valid_at", "invalid_at", "observed_at", "subject", "context", "ttl_seconds",
-               "pin", "proposed", "if_match_sha256", "sensitivity", "source_class", "on_expire", "confidence")
+               "pin", "proposed", "if_match_sha256", "sensitivity", "source_class", "on_expire", "confidence",
+               "relations", "subject_type")
 
 
 def validate_key(key: object) -> str:
@@ -60,7 +62,7 @@ def make_request(namespace: Namespace, key: Any, value: Any, provenance: Provena
                  observed_at: Any = None, subject: Any = None, context: Any = None, ttl_seconds: Any = None,
                  pin: Any = False, proposed: Any = False, if_match_sha256: Any = None, sensitivity: Any = None,
                  source_class: Any = None, on_expire: Any = None, confidence: Any = None, dry_run: bool = False,
-                 reinforce: bool = True) -> SetRequest:
+                 reinforce: bool = True, relations: Any = None, subject_type: Any = None) -> SetRequest:
     key = validate_key(key)
     canonical = canonical_json(value)
     start = parse_instant(valid_at, "valid_at") or now
@@ -82,7 +84,16 @@ def make_request(namespace: Namespace, key: Any, value: Any, provenance: Provena
         pin=_flag(pin, "pin"), proposed=_flag(proposed, "proposed"), if_match_sha256=if_match_sha256,
         sensitivity=sensitivity, source_class=source_class, on_expire=on_expire,
         confidence=_number(confidence, "confidence", 0, 1), dry_run=_flag(dry_run, "dry_run"), reinforce=reinforce,
+        relations=_relations(relations, subject, subject_type),
     )
+
+
+def _relations(raw: Any, subject: Any, subject_type: Any) -> tuple[Relation, ...]:
+    """The graph facts a write names; ones built by the tool itself (document chunks) pass as they are."""
+    if isinstance(raw, tuple) and raw and all(isinstance(r, Relation) for r in raw):
+        return raw
+    subject_type = optional_text(subject_type, "subject_type")
+    return parse_relations(raw, subject_type=subject_type, default_subject=subject if isinstance(subject, str) else None)
 
 
 def entry_request(namespace: Namespace, index: int, entry: Any, provenance: Provenance, now: datetime,

@@ -130,3 +130,25 @@ def test_document_verbs(home, tmp_path):
     assert hits and hits[0]["kind"] == "document"
     assert run(home, "doc-delete", "runbook")[1]["verdict"] == "deleted"
     assert run(home, "doc-get", "runbook")[1]["found"] is False
+
+
+def test_graph_verbs_relations_and_placed_set(home, tmp_path):
+    code, doc = run(home, "set", "home", "I live in London", "--relation", "I|lives in|London",
+                    "--relation", '{"subject": "I", "relation": "works at", "object": "Acme"}')
+    assert code == 0 and [r["object"] for r in doc["version"]["relations"]] == ["london", "acme"]
+    code, doc = run(home, "list-facts", "I", "--relation", "lives in")
+    assert code == 0 and [(f["relation"], f["object"]) for f in doc["facts"]] == [("lives_in", "london")]
+    code, doc = run(home, "graph-recall", "acme", "--hops", "2")
+    assert code == 0 and set(doc["entities"]) == {"acme", "user", "london"}
+    code, doc = run(home, "set", "bad", "x", "--relation", "only|two")
+    assert code == 1 and doc["error"]["code"] == "INVALID_INPUT"
+    assert run(home, "graph-recall", "acme", "--hops", "9")[1]["error"]["details"]["field"] == "hops"
+    ontology = tmp_path / "ontology.md"
+    ontology.write_text("## service\n- `@memory_scope` tenant\n")
+    run(home, "ontology-set", str(ontology), identity=ADMIN)
+    code, doc = run(home, "set", "owner", "team payments owns checkout-api", "--scope", "auto",
+                    "--subject", "checkout-api", "--subject-type", "service",
+                    "--relation", "checkout-api|owned by|team payments")
+    assert code == 0 and doc["details"]["placement"]["reason"] == "placed_in_tenant"
+    assert run(home, "list-facts", "checkout-api", "--scope", "tenant")[1]["count"] == 1
+    assert run(home, "list-facts", "checkout-api")[1]["count"] == 0

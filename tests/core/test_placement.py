@@ -92,3 +92,91 @@ def test_ontology_set_is_admin_only_versioned_and_read_back(memory):
     other_tenant = memory.for_run(Identity(tenant="globex", user="ana"))
     assert other_tenant.ontology_get() is None
     assert memory.verify_audit().ok
+
+
+# -- placed writes: both halves (the row and its graph facts) in the decided scope --------------
+
+CHECKOUT = {"subject": "checkout-api", "subject_type": "service",
+            "relations": [{"subject": "checkout-api", "relation": "owned by", "object": "team payments"}]}
+
+
+@pytest.fixture
+def placed(memory):
+    memory.for_run(Identity(tenant="acme", user="ops", admin=True)).ontology_set(ONTOLOGY)
+    return memory
+
+
+def _halves(tool, scope):
+    row = tool.get("checkout-owner", scope=scope)
+    facts = [(f.subject, f.relation, f.object) for f in tool.list_facts("checkout-api", scope=scope)]
+    return row, facts
+
+
+def test_a_placed_fact_writes_both_halves_in_the_tenant_scope(placed):
+    tool = placed.for_run(RUN)
+    result = tool.set("checkout-owner", "checkout-api is owned by team payments", scope="auto", **CHECKOUT)
+    assert result.details["placement"]["reason"] == "placed_in_tenant"
+    assert result.rows[0].scope is Scope.TENANT
+    row, facts = _halves(tool, "tenant")
+    assert row.value == "checkout-api is owned by team payments"
+    assert facts == [("checkout-api", "owned_by", "team payments")]
+    assert _halves(tool, "user") == (None, [])
+    colleague = placed.for_run(Identity(tenant="acme", user="bob"))
+    assert _halves(colleague, "tenant")[1] == facts          # the tenant's knowledge, shared
+    assert _halves(placed.for_run(Identity(tenant="globex", user="ana")), "tenant") == (None, [])
+
+
+@pytest.mark.parametrize("identity, subject_type, reason", [
+    (RUN, "database", "type_undeclared"),
+    (RUN, "person", "no_scope_declared"),
+    (RUN, "preference", "declared_user"),
+    (Identity(tenant="acme", user="ana", isolated=True), "service", "caller_isolated"),
+    (Identity(tenant="acme", user="ana", sql_scopes=frozenset({Scope.USER})), "service", "missing_tenant_grant"),
+])
+def test_every_doubt_writes_both_halves_in_the_user_scope(placed, identity, subject_type, reason):
+    tool = placed.for_run(identity)
+    result = tool.set("checkout-owner", "checkout-api is owned by team payments", scope="auto",
+                      **{**CHECKOUT, "subject_type": subject_type})
+    assert result.details["placement"]["reason"] == reason and result.rows[0].scope is Scope.USER
+    row, facts = _halves(tool, "user")
+    assert row is not None and facts == [("checkout-api", "owned_by", "team payments")]
+
+
+def test_a_subject_the_graph_types_otherwise_stays_with_the_user(placed):
+    tool = placed.for_run(RUN)
+    tool.set("who", "checkout-api is my cat", subject="checkout-api", subject_type="pet",
+             relations=[["checkout-api", "is a", "cat"]])
+    result = tool.set("checkout-owner", "checkout-api is owned by team payments", scope="auto", **CHECKOUT)
+    assert result.details["placement"]["reason"] == "subject_typed_inconsistently"
+    assert "pet" in result.details["placement"]["detail"]
+
+
+def test_the_profile_owner_stays_in_the_user_scope(placed):
+    tool = placed.for_run(RUN)
+    result = tool.set("ana-owner", "ana owns checkout-api", scope="auto", subject="ana", subject_type="service")
+    assert result.details["placement"]["reason"] == "subject_is_profile_owner"
+
+
+def test_placement_needs_a_subject_and_its_type(placed):
+    from memory_core.errors import InvalidInput
+    with pytest.raises(InvalidInput, match="subject and subject_type"):
+        placed.for_run(RUN).set("k", "v", scope="auto", subject="checkout-api")
+
+
+def test_a_failure_writing_the_graph_half_writes_neither_half(placed, monkeypatch):
+    from tests.conftest import store_snapshot
+
+    tool = placed.for_run(RUN)
+    before = store_snapshot(placed)
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full while writing the triples")
+
+    monkeypatch.setattr(placed.store, "_write_changes", broken)
+    with pytest.raises(OSError):
+        tool.set("checkout-owner", "checkout-api is owned by team payments", scope="auto", **CHECKOUT)
+    assert store_snapshot(placed) == before
+    monkeypatch.undo()
+    assert _halves(tool, "tenant") == (None, [])
+    tool.set("checkout-owner", "checkout-api is owned by team payments", scope="auto", **CHECKOUT)
+    assert _halves(tool, "tenant")[1] == [("checkout-api", "owned_by", "team payments")]

@@ -1,0 +1,1 @@
+"""The entity graph: triples the rows state, kept current as the rows change."""
