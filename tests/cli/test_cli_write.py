@@ -149,6 +149,6 @@ def test_graph_verbs_relations_and_placed_set(home, tmp_path):
     code, doc = run(home, "set", "owner", "team payments owns checkout-api", "--scope", "auto",
                     "--subject", "checkout-api", "--subject-type", "service",
                     "--relation", "checkout-api|owned by|team payments")
-    assert code == 0 and doc["details"]["placement"]["reason"] == "placed_in_tenant"
+    assert code == 0 and doc["placement"]["reason"] == "placed_in_tenant"
     assert run(home, "list-facts", "checkout-api", "--scope", "tenant")[1]["count"] == 1
     assert run(home, "list-facts", "checkout-api")[1]["count"] == 0
