@@ -3,14 +3,16 @@ import dagster as dg
 
 from .evals import locomo_recall
 from .maintenance import SCHEDULES, expiry_sweep, expiry_sweep_job, index_maintenance, index_maintenance_job
+from .placement import placed_facts, placement_as_constructed, placement_corpus
 from .resources import EmbedderResource, MemoryHomeResource
 from .retrieval import index_agrees_with_heads, retrieval_index
 from .timeline import (audit_chain_verifies, no_overlapping_live_intervals, probes_answer_as_constructed,
                        timeline_corpus, timeline_memory, timeline_summary)
 
-ASSETS = [timeline_corpus, timeline_memory, timeline_summary, retrieval_index, locomo_recall, expiry_sweep,
-          index_maintenance]
-CHECKS = [no_overlapping_live_intervals, audit_chain_verifies, probes_answer_as_constructed, index_agrees_with_heads]
+ASSETS = [timeline_corpus, timeline_memory, timeline_summary, placement_corpus, placed_facts, retrieval_index,
+          locomo_recall, expiry_sweep, index_maintenance]
+CHECKS = [no_overlapping_live_intervals, audit_chain_verifies, probes_answer_as_constructed, index_agrees_with_heads,
+          placement_as_constructed]
 
 # Maintenance runs on its schedules, not as a step of the pipeline.
 main_job = dg.define_asset_job("main", selection=dg.AssetSelection.all() - dg.AssetSelection.groups("maintenance"),

@@ -1,0 +1,32 @@
+"""The placement group, materialized against a temporary memory home."""
+import dagster as dg
+
+from assets.placement import placed_facts, placement_as_constructed, placement_corpus
+from assets.resources import MemoryHomeResource
+from memory_core import Identity, Memory
+
+SMALL = {"ops": {"placement_corpus": {"config": {"seed": 5, "items": 60, "tenant": "p-demo"}}}}
+
+
+def _materialize(home):
+    return dg.materialize([placement_corpus, placed_facts, placement_as_constructed],
+                          resources={"memory_home": MemoryHomeResource(home=str(home))}, run_config=SMALL)
+
+
+def test_placement_materializes_as_constructed_and_is_not_written_twice(tmp_path):
+    home = tmp_path / "home"
+    result = _materialize(home)
+    assert result.success
+    [check] = result.get_asset_check_evaluations()
+    assert check.check_name == "placement_as_constructed" and check.passed
+    md = result.asset_materializations_for_node("placed_facts")[0].metadata
+    assert md["written"].value == 60 and md["tenant_scope"].value > 0 and md["user_scope"].value > 0
+    assert md["mismatches"].value == 0 and md["halves_apart"].value == 0
+    with Memory.open(home, read_only=True) as memory:
+        versions = memory.store.table_counts()["memory_versions"]
+        colleague = memory.for_run(Identity(tenant="p-demo", user="zed"))
+        shared = colleague.list(scope="tenant")
+        assert shared and all(f.key.split(":")[0] in ("service", "database") for f in shared)
+    assert _materialize(home).success
+    with Memory.open(home, read_only=True) as memory:
+        assert memory.store.table_counts()["memory_versions"] == versions
