@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -31,6 +32,7 @@ __all__ = ["SqlFailed", "SqlLimits", "SqlMemory", "SqlRefused", "SqlResult", "Sq
 class SqlLimits:
     timeout_s: float = 10.0
     memory_limit: str = "512MB"
+    max_open: int = 16          # databases kept open at once (least recently used closed first)
     max_rows: int = 10_000
 
 
@@ -68,7 +70,8 @@ class SqlMemory:
         self.root = Path(root)
         self.limits = limits or SqlLimits()
         self.read_only = read_only
-        self._connections: dict[Namespace, duckdb.DuckDBPyConnection] = {}
+        # The most recently used databases stay open; each open one holds its own buffer pool.
+        self._connections: OrderedDict[Namespace, duckdb.DuckDBPyConnection] = OrderedDict()
         self._lock = threading.Lock()
 
     def path_for(self, namespace: Namespace) -> Path:
@@ -79,13 +82,18 @@ class SqlMemory:
 
     def _connection(self, namespace: Namespace) -> duckdb.DuckDBPyConnection | None:
         con = self._connections.get(namespace)
-        if con is None:
-            path = self.path_for(namespace)
-            if self.read_only and not path.exists():
-                return None
-            path.parent.mkdir(parents=True, exist_ok=True)
-            con = duckdb.connect(str(path), read_only=self.read_only, config=_sandbox_config(self.limits))
-            self._connections[namespace] = con
+        if con is not None:
+            self._connections.move_to_end(namespace)
+            return con
+        path = self.path_for(namespace)
+        if self.read_only and not path.exists():
+            return None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(path), read_only=self.read_only, config=_sandbox_config(self.limits))
+        self._connections[namespace] = con
+        while len(self._connections) > self.limits.max_open:
+            _, oldest = self._connections.popitem(last=False)
+            oldest.close()
         return con
 
     @staticmethod

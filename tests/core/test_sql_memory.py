@@ -139,3 +139,13 @@ def test_a_memory_hungry_statement_is_refused(home, clock):
 def test_the_database_files_are_named_by_digest(memory, tool):
     files = sorted(p.name for p in Path(memory.home, "sql").iterdir())
     assert files and all(name.startswith("user-") and "ana" not in name for name in files if name.endswith(".duckdb"))
+
+
+def test_only_the_recently_used_databases_stay_open_and_a_closed_one_reopens_intact(memory):
+    limit = memory.sql.limits.max_open
+    tools = [memory.for_run(Identity(tenant="acme", user=f"user{i}")) for i in range(limit + 5)]
+    for i, t in enumerate(tools):
+        t.sql_exec("CREATE TABLE t (v INTEGER)")
+        t.sql_exec("INSERT INTO t VALUES (?)", [i])
+    assert len(memory.sql._connections) == limit
+    assert [t.sql_query("SELECT v FROM t").rows for t in tools] == [((i,),) for i in range(limit + 5)]
