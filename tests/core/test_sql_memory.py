@@ -128,12 +128,18 @@ def test_a_huge_result_is_cut_to_max_rows(home, clock):
         assert len(result.rows) == 100 and result.truncated
 
 
-def test_a_memory_hungry_statement_is_refused(home, clock):
+@pytest.mark.parametrize("statement", [
+    "SELECT list(repeat('x', 1000)) FROM range(2000000)",
+    "SELECT list(x) FROM generate_series(1, 10000000000) t(x)",
+    "CREATE TABLE big AS SELECT repeat('y', 1000) AS s FROM generate_series(1, 5000000)",
+], ids=["list-of-strings", "huge-generate-series", "ctas-generate-series"])
+def test_a_memory_hungry_statement_is_stopped_and_changes_nothing(home, clock, statement):
     with Memory.open(home, clock=clock) as memory:
-        memory.sql.limits = SqlLimits(memory_limit="64MB", timeout_s=20)
+        memory.sql.limits = SqlLimits(memory_limit="64MB", timeout_s=5)
         tool = memory.for_run(Identity(tenant="acme", user="ana"))
         with pytest.raises((SqlRefused, SqlTimeout)):
-            tool.sql_query("SELECT list(repeat('x', 1000)) FROM range(2000000)")
+            (tool.sql_exec if statement.startswith("CREATE") else tool.sql_query)(statement)
+        assert tool.sql_query("SELECT count(*) FROM information_schema.tables WHERE table_name = 'big'").rows == ((0,),)
 
 
 def test_the_database_files_are_named_by_digest(memory, tool):
