@@ -79,11 +79,16 @@ class Provenance:
     agent: str | None = None
     model: str | None = None
     source_quote: str | None = None
+    source_turn: str | None = None                  # the message the quote comes from
+    source_span: tuple[int, int] | None = None      # [start, end) of the quote in that message
+    compaction_generation: int | None = None        # which distillation boundary banked the span
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "tenant": self.tenant, "session": self.session, "run": self.run, "agent": self.agent,
             "model": self.model, "source_quote": self.source_quote, "origin": self.origin, "actor": self.actor,
+            "source_turn": self.source_turn, "source_span": list(self.source_span) if self.source_span else None,
+            "compaction_generation": self.compaction_generation,
         }
 
 

@@ -23,7 +23,9 @@ VERSION_COLUMNS = (
 COLS = ", ".join(VERSION_COLUMNS)
 ATTRS = ("reinforcement_count", "changed_by", "subject", "index_context", "on_expire", "locked", "pinned",
          "confidence", "conflict_with", "prov_tenant", "prov_session", "prov_run", "prov_agent", "prov_model",
-         "prov_source_quote", "prov_origin", "prov_actor", "relations")
+         "prov_source_quote", "prov_origin", "prov_actor", "relations", "prov_source_turn", "prov_source_span",
+         "prov_compaction_generation")
+_JSON_ATTRS = ("relations", "prov_source_span")  # staged as JSON text, stored as JSON
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (name VARCHAR PRIMARY KEY, value VARCHAR NOT NULL);
@@ -151,7 +153,9 @@ def row_to_version(row: Sequence[Any]) -> FactVersion:
         provenance=Provenance(
             tenant=a["prov_tenant"], session=a["prov_session"], run=a["prov_run"], agent=a["prov_agent"],
             model=a["prov_model"], source_quote=a["prov_source_quote"], origin=a["prov_origin"],
-            actor=a["prov_actor"],
+            actor=a["prov_actor"], source_turn=a.get("prov_source_turn"),
+            source_span=tuple(a["prov_source_span"]) if a.get("prov_source_span") else None,
+            compaction_generation=a.get("prov_compaction_generation"),
         ),
         changed_by=a["changed_by"], subject=a["subject"], index_context=a["index_context"],
         source_class=r["source_class"], sensitivity=r["sensitivity"], expires_at=utc(r["expires_at"]),
@@ -169,7 +173,9 @@ def attrs_json(v: FactVersion) -> str:
         "confidence": v.confidence, "conflict_with": list(v.conflict_with), "prov_tenant": p.tenant,
         "prov_session": p.session, "prov_run": p.run, "prov_agent": p.agent, "prov_model": p.model,
         "prov_source_quote": p.source_quote, "prov_origin": p.origin, "prov_actor": p.actor,
-        "relations": [r.to_json() for r in v.relations],
+        "relations": [r.to_json() for r in v.relations], "prov_source_turn": p.source_turn,
+        "prov_source_span": list(p.source_span) if p.source_span else None,
+        "prov_compaction_generation": p.compaction_generation,
     }, ensure_ascii=False)
 
 
@@ -187,7 +193,7 @@ def version_params(seq: int, v: FactVersion, audit_seq: int | None) -> list[Any]
 # rather than by json.dumps per row.
 STAGED_INSERT = (f"INSERT INTO memory_versions ({COLS}) SELECT "
                  + ", ".join(c for c in VERSION_COLUMNS if c != "attrs")
-                 + ", json_object(" + ", ".join(f"'{a}', json({a})" if a == "relations" else f"'{a}', {a}" for a in ATTRS)
+                 + ", json_object(" + ", ".join(f"'{a}', json({a})" if a in _JSON_ATTRS else f"'{a}', {a}" for a in ATTRS)
                  + ")::VARCHAR FROM {source}")
 
 
@@ -198,7 +204,8 @@ def _staged_row(seq: int, v: FactVersion, audit_seq: int | None) -> tuple:
             v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.source_class, v.sensitivity, v.expires_at,
             audit_seq, v.reinforcement_count, v.changed_by, v.subject, v.index_context, v.on_expire, v.locked, v.pinned,
             v.confidence, list(v.conflict_with), p.tenant, p.session, p.run, p.agent, p.model, p.source_quote,
-            p.origin, p.actor, json.dumps([r.to_json() for r in v.relations], ensure_ascii=False))
+            p.origin, p.actor, json.dumps([r.to_json() for r in v.relations], ensure_ascii=False), p.source_turn,
+            json.dumps(list(p.source_span) if p.source_span else None), p.compaction_generation)
 
 
 def arrow_versions(first_seq: int, rows: Sequence[FactVersion], audit_seq: int | None = None) -> Any:
@@ -211,6 +218,7 @@ def arrow_versions(first_seq: int, rows: Sequence[FactVersion], audit_seq: int |
     types = {"seq": pa.int64(), "version": pa.int64(), "observed_at": ts, "valid_at": ts, "invalid_at": ts,
              "created_at": ts, "expires_at": ts, "audit_seq": pa.int64(), "reinforcement_count": pa.int64(),
              "locked": pa.bool_(),
-             "pinned": pa.bool_(), "confidence": pa.float64(), "conflict_with": pa.list_(pa.string())}
+             "pinned": pa.bool_(), "confidence": pa.float64(), "conflict_with": pa.list_(pa.string()),
+             "prov_compaction_generation": pa.int64()}
     columns = list(zip(*(_staged_row(first_seq + i, r, audit_seq) for i, r in enumerate(rows))))
     return pa.table({name: pa.array(col, type=types.get(name, pa.string())) for name, col in zip(names, columns)})

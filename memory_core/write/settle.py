@@ -1,6 +1,7 @@
 """Turn a caller's set/bulk/import arguments into validated requests (typed errors, nothing written)."""
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from typing import Any, Mapping
 
@@ -15,7 +16,7 @@ from .request import SetRequest
 MAX_KEY_LENGTH = 512
 SET_OPTIONS = ("kind", "memory_type", "valid_at", "invalid_at", "observed_at", "subject", "context", "ttl_seconds",
                "pin", "proposed", "if_match_sha256", "sensitivity", "source_class", "on_expire", "confidence",
-               "relations", "subject_type")
+               "relations", "subject_type", "source_quote", "source_turn", "source_span", "compaction_generation")
 
 
 def validate_key(key: object) -> str:
@@ -62,8 +63,10 @@ def make_request(namespace: Namespace, key: Any, value: Any, provenance: Provena
                  observed_at: Any = None, subject: Any = None, context: Any = None, ttl_seconds: Any = None,
                  pin: Any = False, proposed: Any = False, if_match_sha256: Any = None, sensitivity: Any = None,
                  source_class: Any = None, on_expire: Any = None, confidence: Any = None, dry_run: bool = False,
-                 reinforce: bool = True, relations: Any = None, subject_type: Any = None) -> SetRequest:
+                 reinforce: bool = True, relations: Any = None, subject_type: Any = None, source_quote: Any = None,
+                 source_turn: Any = None, source_span: Any = None, compaction_generation: Any = None) -> SetRequest:
     key = validate_key(key)
+    provenance = _source(provenance, source_quote, source_turn, source_span, compaction_generation)
     canonical = canonical_json(value)
     start = parse_instant(valid_at, "valid_at") or now
     end = parse_instant(invalid_at, "invalid_at")
@@ -86,6 +89,22 @@ def make_request(namespace: Namespace, key: Any, value: Any, provenance: Provena
         confidence=_number(confidence, "confidence", 0, 1), dry_run=_flag(dry_run, "dry_run"), reinforce=reinforce,
         relations=_relations(relations, subject, subject_type),
     )
+
+
+def _source(provenance: Provenance, quote: Any, turn: Any, span: Any, generation: Any) -> Provenance:
+    """Where in a transcript the value was read: the quote, its message, its span, the boundary."""
+    if quote is None and turn is None and span is None and generation is None:
+        return provenance
+    if span is not None and (isinstance(span, (str, bytes)) or not isinstance(span, (list, tuple)) or len(span) != 2
+                             or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in span)
+                             or span[0] > span[1]):
+        raise InvalidInput("source_span must be [start, end] character offsets", field="source_span")
+    if generation is not None and (isinstance(generation, bool) or not isinstance(generation, int) or generation < 0):
+        raise InvalidInput("compaction_generation must be a non-negative integer", field="compaction_generation")
+    return dataclasses.replace(provenance, source_quote=optional_text(quote, "source_quote") or provenance.source_quote,
+                               source_turn=optional_text(turn, "source_turn"),
+                               source_span=tuple(span) if span is not None else None,
+                               compaction_generation=generation)
 
 
 def _relations(raw: Any, subject: Any, subject_type: Any) -> tuple[Relation, ...]:
