@@ -24,6 +24,9 @@ from .indexing import IndexProjector
 from .lifecycle.expiry import decide_expiry, is_anonymized
 from .lifecycle.flags import KeyOp
 from .document_ops import DocumentOps
+from .extraction.ops import ExtractionOps
+from .extraction.pipeline import BUILTIN_STEPS, Step
+from .extraction.rules import RuleExtractor
 from .graph.ops import GraphOps
 from .lifecycle.tool import LifecycleOps
 from .tenant_settings import TenantSettingsOps
@@ -72,6 +75,17 @@ class Memory:
         # The graph's single-valued relations are tenant settings; its ids come from the same factory.
         store.single_valued = lambda tenant: frozenset(self.write_config(tenant).tenant.single_valued)
         store.graph_new_id = new_id
+        # Extraction: the offline rule-based extractor unless a model-backed one is given.
+        self.extractor: Any = RuleExtractor()
+        self.steps: dict[str, Step] = dict(BUILTIN_STEPS)
+
+    def register_step(self, name: str, step: Step) -> None:
+        """Make an operator's step available to ``set_from_messages(steps=[...])``."""
+        if not isinstance(name, str) or not name.strip() or not callable(step):
+            raise InvalidInput("a step needs a name and a callable (state, context) -> None", field="step")
+        if name in BUILTIN_STEPS:
+            raise InvalidInput(f"{name!r} is a built-in step", field="step")
+        self.steps[name] = step
 
     @classmethod
     def open(cls, home: str | Path, *, clock: Clock | None = None, create: bool = True, read_only: bool = False,
@@ -203,7 +217,7 @@ class Memory:
         self.close()
 
 
-class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps):
+class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, ExtractionOps):
     """The Memory tool bound to one run identity."""
 
     def __init__(self, memory: Memory, identity: Identity, origin: str) -> None:

@@ -124,9 +124,9 @@ class RuleExtractor:
     def extract(self, turns: Sequence[Turn], *, session_date: datetime | None) -> ExtractorOutput:
         facts: list[Extracted] = []
         for turn in turns:
-            if turn.role not in ("user", "assistant"):
-                continue  # recalled memories, tool output and system text state nothing new
-            subject = turn.speaker if turn.speaker not in ("user", "assistant") else turn.role
+            if turn.role != "user":
+                continue  # an assistant's "I" is the agent; memories, tool output and system text state nothing new
+            subject = turn.speaker if turn.speaker != "user" else "user"
             when = turn.at or session_date
             names: list[tuple[int, str]] = []  # people named so far in this turn, for pronouns
             for sentence in _SENTENCE.finditer(turn.content):

@@ -61,6 +61,7 @@ BUILTIN_TYPES = {
     "profile": TypeConfig("profile", embedded=False),
     "decision": TypeConfig("decision", key_identified=True),
     "document": TypeConfig("document", embedded=False),  # a document's head row: its chunks are searched
+    "transcript_chunk": TypeConfig("transcript_chunk", embedded=False),  # extraction's verbatim windows (lineage)
 }
 
 
