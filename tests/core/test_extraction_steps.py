@@ -178,3 +178,35 @@ def test_a_dry_run_writes_nothing(ana, xmem):
     before = store_snapshot(xmem)
     result = ana.set_from_messages([{"role": "user", "name": "Ana", "content": "I live in Lisbon."}], dry_run=True)
     assert result.dry_run and store_snapshot(xmem) == before
+
+
+def test_a_model_backed_extractor_through_the_openai_adapter(ana):
+    from memory_core.extraction.llm_extractor import LLMExtractor
+    from memory_core.llm import LLMMalformed
+    from memory_core.llm.openai_chat import OpenAIChat
+    from tests.llm_server import MALFORMED, ScriptedLLM, ok
+
+    answer = {"facts": [
+        {"subject": "Ana", "attribute": "lives_in", "relation": "lives in", "object": "Lisbon",
+         "statement": "Ana lives in Lisbon", "turn_id": "s9:0", "quote": "moved to Lisbon", "valid_from": "2023-05-01",
+         "multi_valued": False},
+        {"subject": "Ana", "attribute": "pet", "relation": "has", "object": "cat", "statement": "Ana has a cat",
+         "turn_id": "s9:7", "quote": "cat", "valid_from": None, "multi_valued": False}]}
+    with ScriptedLLM() as server:
+        server.script = [ok(answer, prompt_tokens=300, completion_tokens=80)]
+        llm = OpenAIChat(server.base_url, "extract-model", sleep=lambda _: None, price_in_per_mtok=2.0)
+        result = ana.set_from_messages([{"role": "user", "name": "Ana", "content": "I moved to Lisbon in May 2023."}],
+                                       session="s9", extractor=LLMExtractor(llm))
+        assert result.written == ("ana:lives_in",) and result.usage.prompt_tokens == 300
+        assert any("unknown turn" in n for n in result.notes)
+        row = ana.get("ana:lives_in")
+        assert row.provenance.model == "openai:extract-model" and row.valid_at == utc(2023, 5, 1)
+        assert row.provenance.source_span == (2, 17)  # "moved to Lisbon" in "I moved to Lisbon in May 2023."
+        sent = server.requests[0]
+        assert sent["response_format"]["json_schema"]["name"] == "extracted_facts"
+        assert "[s9:0] Ana (user): I moved to Lisbon in May 2023." in sent["messages"][1]["content"]
+        server.script = [MALFORMED]
+        with pytest.raises(LLMMalformed):  # an unusable answer fails the call; nothing is written
+            ana.set_from_messages([{"role": "user", "name": "Ana", "content": "I moved to Porto."}],
+                                  session="s10", extractor=LLMExtractor(llm))
+        assert ana.get("ana:lives_in").value == "Ana lives in Lisbon"
