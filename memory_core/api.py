@@ -25,6 +25,7 @@ from .lifecycle.expiry import decide_expiry, is_anonymized
 from .lifecycle.flags import KeyOp
 from .document_ops import DocumentOps
 from .extraction.ops import ExtractionOps
+from .extraction.queue import ExtractionQueueOps, run_extract_job, run_queue
 from .extraction.pipeline import BUILTIN_STEPS, Step
 from .extraction.rules import RuleExtractor
 from .graph.ops import GraphOps
@@ -192,6 +193,14 @@ class Memory:
                 after_write(self.write_context(), ns, rows, {})
         return counts
 
+    def run_extraction_queue(self, *, worker: str | None = None, limit: int = 8, lease_s: float = 300.0,
+                             kinds: Sequence[str] = ("extract", "harvest")) -> dict[str, int]:
+        """Lease up to ``limit`` due extraction jobs and run them; counts by outcome."""
+        from .extraction.harvest import run_harvest_job
+
+        return run_queue(self, {"extract": run_extract_job, "harvest": run_harvest_job},
+                         worker=worker or f"worker-{os.getpid()}", limit=limit, lease_s=lease_s, kinds=kinds)
+
     def for_run(self, identity: Identity, *, origin: str = "memory.api") -> "MemoryTool":
         return MemoryTool(self, identity, origin)
 
@@ -217,7 +226,7 @@ class Memory:
         self.close()
 
 
-class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, ExtractionOps):
+class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, ExtractionOps, ExtractionQueueOps):
     """The Memory tool bound to one run identity."""
 
     def __init__(self, memory: Memory, identity: Identity, origin: str) -> None:

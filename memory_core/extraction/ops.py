@@ -55,8 +55,8 @@ class ExtractionOps:
         chosen = resolve_steps(steps, memory.steps)
         extractor = extractor or memory.extractor
         namespace = identity.namespace(scope)  # refuse a missing grant before any work
-        writer = memory.for_run(dataclasses.replace(identity, session=session, model=extractor.name),
-                                origin="memory.set_from_messages")
+        origin = self.origin if self.origin != "memory.api" else "memory.set_from_messages"  # type: ignore[attr-defined]
+        writer = memory.for_run(dataclasses.replace(identity, session=session, model=extractor.name), origin=origin)
         state = ExtractionState(turns, session, parse_instant(session_date, "session_date"),
                                 compaction_generation=compaction_generation)
         run_steps(state, StepContext(writer, extractor, namespace.scope, dry_run), chosen)

@@ -1,7 +1,8 @@
 """set_from_messages as a pipeline of named steps over one state.
 
 Default order: fetch_existing → llm_extract → drop_recall_echoes → drop_session_echoes →
-drop_activity_narration → hash_dedup → retire_forgotten → bulk_write. A request may reorder or
+drop_activity_narration → hash_dedup → retire_forgotten → bulk_write; the consolidator of
+harvested spans adds place_facts before bulk_write. A request may reorder or
 skip steps, or name steps an operator registered (``Memory.register_step``). Every step but the
 first and the last is a pure function of the state; each is tested on its own.
 """
@@ -13,6 +14,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import InvalidInput
+from ..graph.model import entity_id
+from ..identity import Scope
 from ..values import canonical_json, content_sha256
 from .model import Extracted, Extractor, Turn, slug
 
@@ -232,10 +235,36 @@ def bulk_write(state: ExtractionState, ctx: StepContext) -> None:
         state.written = ctx.tool.bulk_set(entries, scope=ctx.scope, dry_run=ctx.dry_run)
 
 
+def place_facts(state: ExtractionState, ctx: StepContext) -> None:
+    """Write each fact whose subject the graph already types with ``scope="auto"`` (its row and
+    triple in the scope placement decides), and leave the rest to the batch (the user scope)."""
+    tool = ctx.tool
+    kept = []
+    for fact in state.facts:
+        types = []
+        for scope in (Scope.USER, Scope.TENANT):
+            try:
+                types += tool._memory.store.entity_types(tool.identity.namespace(scope), entity_id(fact.subject))
+            except Exception:
+                continue
+        if len(set(types)) != 1 or ctx.dry_run:
+            kept.append(fact)
+            continue
+        placed = tool.set(fact.key, fact.value, scope="auto", subject=fact.subject, subject_type=types[0],
+                          relations=[list(fact.relation)] if fact.relation else None,
+                          source_quote=fact.quote or None, source_turn=fact.turn_id, source_span=list(fact.span),
+                          compaction_generation=state.compaction_generation)
+        if placed.details["placement"]["scope"] == Scope.TENANT.value:
+            state.dropped.setdefault("place_facts", []).append(fact.key)  # written in the tenant scope
+        # a fact placement kept with the user was written just the same
+    state.facts = kept
+
+
 BUILTIN_STEPS: dict[str, Step] = {
     "fetch_existing": fetch_existing, "llm_extract": llm_extract, "drop_recall_echoes": drop_recall_echoes,
     "drop_session_echoes": drop_session_echoes, "drop_activity_narration": drop_activity_narration,
-    "hash_dedup": hash_dedup, "retire_forgotten": retire_forgotten, "bulk_write": bulk_write,
+    "hash_dedup": hash_dedup, "retire_forgotten": retire_forgotten, "place_facts": place_facts,
+    "bulk_write": bulk_write,
 }
 
 

@@ -71,6 +71,7 @@ class SearchResult:
     notes: tuple[str, ...] = ()
     truncated: int = 0      # hits cut by the token budget
     timings_ms: dict[str, float] = field(default_factory=dict)
+    pending_extraction: int = 0  # queued extraction jobs of the scope: what they hold is not findable yet
 
     @property
     def abstain(self) -> bool:
@@ -81,7 +82,7 @@ class SearchResult:
             "verdict": self.verdict, "abstain": self.abstain, "count": len(self.hits),
             "hits": [h.to_dict() for h in self.hits], "sources": list(self.sources),
             "sources_applied": self.sources_applied, "recipe": self.recipe, "as_of": iso(self.as_of),
-            "notes": list(self.notes), "truncated": self.truncated,
+            "notes": list(self.notes), "truncated": self.truncated, "pending_extraction": self.pending_extraction,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
 

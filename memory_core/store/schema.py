@@ -72,6 +72,13 @@ CREATE TABLE IF NOT EXISTS graph_links (
     fact_id VARCHAR NOT NULL, key VARCHAR NOT NULL, content_sha256 VARCHAR NOT NULL, link_kind VARCHAR NOT NULL,
     linked_at TIMESTAMPTZ NOT NULL
 );
+CREATE TABLE IF NOT EXISTS extraction_queue (
+    queue_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
+    requested_by VARCHAR NOT NULL, kind VARCHAR NOT NULL, payload VARCHAR NOT NULL, status VARCHAR NOT NULL,
+    attempts INTEGER NOT NULL, max_attempts INTEGER NOT NULL, next_attempt_at TIMESTAMPTZ NOT NULL,
+    lease_owner VARCHAR, lease_expires_at TIMESTAMPTZ, last_error VARCHAR, created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL, result VARCHAR
+);
 CREATE TABLE IF NOT EXISTS snapshots_restored (
     snapshot_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
     restored_at TIMESTAMPTZ NOT NULL, keys INTEGER NOT NULL

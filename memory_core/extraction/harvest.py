@@ -1,0 +1,108 @@
+"""The harvest bridge: what context distillation evicts is banked for memory, never lost.
+
+A run opts in with ``harvest_to_memory``. At each distillation boundary (a compaction cut, a
+recap boundary, a stateful boundary) the evicted span is banked on the consolidation queue as
+it is: no model call on the run's path, so harvesting adds no latency and no failure mode to
+the run. The consolidator (``run_harvest_job``, run by the queue worker) extracts whole
+batches, places what it can by the tenant's ontology, and writes durable facts.
+
+Two decisions from the design: banking never fails the run (a full queue or an unreachable
+store is an event, and the run goes on), and a misconfiguration (no store, no user id, no user
+scope grant) is reported once, as one error event, not once per span.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from ..identity import Identity, Scope
+from ..store.queue_tables import QueueRow
+from .model import parse_messages
+from .pipeline import DEFAULT_STEPS
+from .queue import _identity_fields, identity_from
+
+if TYPE_CHECKING:
+    from ..api import Memory
+
+BOUNDARIES = ("compaction", "recap", "stateful")
+DEFAULT_CAPACITY = 256   # unfinished harvest jobs a user scope may hold before spans are dropped
+
+
+@dataclass
+class HarvestBridge:
+    memory: "Memory | None"
+    identity: Identity | None
+    harvest_to_memory: bool = False
+    capacity: int = DEFAULT_CAPACITY
+    on_event: Callable[[dict[str, Any]], None] = lambda event: None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    banked: int = 0
+    dropped: int = 0
+    _misconfigured: str | None = field(default=None, init=False)
+    _checked: bool = field(default=False, init=False)
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+        try:
+            self.on_event(event)
+        except Exception:  # an observer's failure is not the run's
+            pass
+
+    def _problem(self) -> str | None:
+        if self.memory is None:
+            return "harvest_to_memory is on but the run has no memory store"
+        if self.identity is None or not self.identity.user:
+            return "harvest_to_memory is on but the run identity has no user id"
+        if not self.identity.admin and Scope.USER not in self.identity.memory_scopes:
+            return "harvest_to_memory is on but the run lacks the memory_scopes grant 'user'"
+        return None
+
+    def on_boundary(self, boundary: str, evicted: Sequence[dict[str, Any]], *, generation: int,
+                    session: str | None = None) -> bool:
+        """Bank an evicted span. Returns whether it was banked; never raises."""
+        if not self.harvest_to_memory or not evicted:
+            return False
+        if not self._checked:
+            self._checked, self._misconfigured = True, self._problem()
+            if self._misconfigured:
+                self._emit({"type": "error", "code": "HARVEST_MISCONFIGURED", "message": self._misconfigured})
+        if self._misconfigured:
+            self.dropped += 1
+            return False
+        try:
+            if boundary not in BOUNDARIES:
+                raise ValueError(f"unknown distillation boundary {boundary!r}")
+            identity = self.identity
+            session = session or identity.session or "session"
+            parse_messages(evicted, session=session)
+            memory = self.memory
+            banked = memory.store.enqueue(
+                "hv-" + os.urandom(8).hex(), identity.namespace(Scope.USER), identity.actor, "harvest",
+                {"messages": list(evicted), "boundary": boundary, "generation": generation, "session": session,
+                 "identity": _identity_fields(identity)}, memory.clock.now(), capacity=self.capacity)
+        except Exception as exc:  # the store is gone, the span is malformed...: the run goes on
+            self.dropped += 1
+            self._emit({"type": "warning", "code": "HARVEST_BANK_FAILED", "boundary": boundary,
+                        "generation": generation, "message": f"{type(exc).__name__}: {exc}"[:300]})
+            return False
+        if not banked:
+            self.dropped += 1
+            self._emit({"type": "warning", "code": "HARVEST_QUEUE_FULL", "boundary": boundary,
+                        "generation": generation, "message": f"the harvest queue holds {self.capacity} unfinished "
+                                                             "jobs for this user; the span was not banked"})
+            return False
+        self.banked += 1
+        return True
+
+
+CONSOLIDATION_STEPS = tuple(s for s in DEFAULT_STEPS if s != "bulk_write") + ("place_facts", "bulk_write")
+
+
+def run_harvest_job(memory: "Memory", row: QueueRow) -> dict[str, Any]:
+    """Consolidate one banked span: extract the whole batch, place, write durable facts."""
+    body = row.payload
+    tool = memory.for_run(identity_from(body["identity"]), origin="worker:consolidation")
+    result = tool.set_from_messages(body["messages"], session=body["session"], scope=row.namespace.scope,
+                                    steps=CONSOLIDATION_STEPS, compaction_generation=body["generation"])
+    return {**result.to_dict(), "boundary": body["boundary"]}
