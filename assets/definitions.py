@@ -1,7 +1,8 @@
 """The one Dagster ``defs`` of the platform. `dagster dev -m assets.definitions` loads it."""
 import dagster as dg
 
-from .evals import locomo_recall
+from .evals import coref_mcnemar, extraction_observation_recall, locomo_recall
+from .extraction import extraction_job, extraction_queue_drain, extraction_queue_sensor
 from .maintenance import SCHEDULES, expiry_sweep, expiry_sweep_job, index_maintenance, index_maintenance_job
 from .placement import placed_facts, placement_as_constructed, placement_corpus
 from .resources import EmbedderResource, MemoryHomeResource
@@ -9,8 +10,8 @@ from .retrieval import index_agrees_with_heads, retrieval_index
 from .timeline import (audit_chain_verifies, no_overlapping_live_intervals, probes_answer_as_constructed,
                        timeline_corpus, timeline_memory, timeline_summary)
 
-ASSETS = [timeline_corpus, timeline_memory, timeline_summary, placement_corpus, placed_facts, retrieval_index,
-          locomo_recall, expiry_sweep, index_maintenance]
+ASSETS = [timeline_corpus, timeline_memory, timeline_summary, placement_corpus, placed_facts, extraction_queue_drain,
+          retrieval_index, locomo_recall, coref_mcnemar, extraction_observation_recall, expiry_sweep, index_maintenance]
 CHECKS = [no_overlapping_live_intervals, audit_chain_verifies, probes_answer_as_constructed, index_agrees_with_heads,
           placement_as_constructed]
 
@@ -22,7 +23,8 @@ main_job = dg.define_asset_job("main", selection=dg.AssetSelection.all() - dg.As
 defs = dg.Definitions(
     assets=ASSETS,
     asset_checks=CHECKS,
-    jobs=[main_job, expiry_sweep_job, index_maintenance_job],
+    jobs=[main_job, expiry_sweep_job, index_maintenance_job, extraction_job],
     schedules=SCHEDULES,
+    sensors=[extraction_queue_sensor],
     resources={"memory_home": MemoryHomeResource(), "embedder": EmbedderResource()},
 )

@@ -8,7 +8,7 @@ from corpora.locomo import LocomoNotFound
 from evals.locomo_cli import evaluate, parse_specs
 from memory_core.config import shared_root
 
-from .resources import MemoryHomeResource
+from .resources import EmbedderResource, MemoryHomeResource
 
 
 class LocomoConfig(dg.Config):
@@ -44,3 +44,37 @@ def locomo_recall(context: dg.AssetExecutionContext, config: LocomoConfig,
         "plot": dg.MetadataValue.path(doc["plot"]),
         "results_table": dg.MetadataValue.path(str(out / "evals.duckdb")),
     })
+
+
+@dg.asset(group_name="evals", description="Per-span versus whole-batch extraction on coreference items (MuDoCo and "
+                                          "a synthetic set): accuracy with bootstrap intervals and McNemar's exact test.")
+def coref_mcnemar(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
+    from evals.coref import run, table_markdown
+
+    doc = run(None, shared_root(), memory_home.path / "reports" / "coref", progress=context.log.info)
+    tables = doc["tables"]
+    headline = tables.get("mudoco:all") or tables["synthetic"]
+    return dg.MaterializeResult(metadata={
+        "per_span_accuracy": headline["per_span"]["accuracy"], "whole_batch_accuracy": headline["whole_batch"]["accuracy"],
+        "mcnemar_p": headline["mcnemar_p"], "items": headline["items"],
+        "mudoco": "skipped: " + doc["mudoco_skipped"] if doc["mudoco_skipped"] else "read",
+        "table": dg.MetadataValue.md(table_markdown(tables)), "report": dg.MetadataValue.path(doc["report"])})
+
+
+@dg.asset(group_name="evals", description="Share of LoCoMo's per-session observations the extractor recovers, "
+                                          "matched at a calibrated embedding threshold.")
+def extraction_observation_recall(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource,
+                                  embedder: EmbedderResource) -> dg.MaterializeResult:
+    from evals.observations import run, table_markdown
+
+    try:
+        doc = run(None, shared_root(), memory_home.path / "reports" / "observations", memory_home.path / "models",
+                  embedder=embedder.name, progress=context.log.info)
+    except LocomoNotFound as exc:
+        context.log.warning(f"skipped: {exc}")
+        return dg.MaterializeResult(metadata={"skipped": True, "reason": str(exc)})
+    rules = doc["results"][0]
+    return dg.MaterializeResult(metadata={
+        "tau": doc["calibration"]["tau"], "calibration": dg.MetadataValue.json(doc["calibration"]),
+        "rules_recall": rules["recall"], "table": dg.MetadataValue.md(table_markdown(doc["results"])),
+        "report": dg.MetadataValue.path(doc["report"]), "licence": doc["licence"]})

@@ -127,3 +127,32 @@ def load_locomo(path: Path) -> tuple[list[Conversation], CleaningReport]:
         conversations.append(Conversation(sample["sample_id"], (conv["speaker_a"], conv["speaker_b"]),
                                           tuple(turns), tuple(questions)))
     return conversations, report
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One of the corpus's ``observation`` facts: what a session established about a speaker."""
+
+    sample_id: str
+    session: int
+    speaker: str
+    text: str
+    dia_id: str | None
+
+
+def load_observations(path: Path) -> list[Observation]:
+    """Every observation of every session (``session_N_observation`` → {speaker: [[text, dia_id], ...]})."""
+    out = []
+    for sample in json.loads(Path(path).read_text()):
+        for key, by_speaker in sorted((sample.get("observation") or {}).items()):
+            m = re.match(r"session_(\d+)_observation$", key)
+            if not m or not isinstance(by_speaker, dict):
+                continue
+            for speaker, facts in by_speaker.items():
+                for fact in facts or []:
+                    text, dia_id = (fact[0], fact[1] if len(fact) > 1 else None) if isinstance(fact, list) \
+                        else (str(fact), None)
+                    if isinstance(text, str) and text.strip():
+                        out.append(Observation(sample["sample_id"], int(m.group(1)), speaker, text.strip(),
+                                               dia_id if isinstance(dia_id, str) else None))
+    return out

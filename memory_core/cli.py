@@ -109,10 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("action", choices=["verify"])
     ev = sub.add_parser("eval", help="run an evaluation and write its report (evals/)")
     _json_flag(ev)
-    ev.add_argument("suite", choices=["locomo"])
-    ev.add_argument("--data", help="the corpus file or folder (default: ../shared/corpora/<suite>)")
-    ev.add_argument("--runs", help="comma-separated runs: bm25_only, static, minilm, hybrid(static), hybrid(minilm), "
-                                   "or EMBEDDER:RECIPE (default: all named runs)")
+    ev.add_argument("suite", choices=["locomo", "coref", "observations"],
+                    help="locomo: retrieval recall@k; coref: per-span vs whole-batch extraction (MuDoCo and "
+                         "synthetic, McNemar); observations: extraction recall against LoCoMo observations")
+    ev.add_argument("--data", help="the corpus file or folder (default: ../shared/corpora/<locomo|mudoco>)")
+    ev.add_argument("--runs", help="locomo: comma-separated runs: bm25_only, static, minilm, hybrid(static), "
+                                   "hybrid(minilm), or EMBEDDER:RECIPE (default: all named runs)")
+    ev.add_argument("--embedder", dest="eval_embedder", default="static",
+                    help="observations: the embedder that matches facts to observations (default static)")
     ev.add_argument("--out", help="report folder (default: <home>/reports/<suite>)")
     ev.add_argument("--limit", type=int, help="only the first N conversations (for a quick look)")
     ix = op("index", "the retrieval index: status, optimize, repair, rebuild", key=False)
@@ -157,7 +161,9 @@ def _run(args: argparse.Namespace) -> tuple[Any, str, int]:
 
 def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
     if args.op == "eval":
-        return _eval_op(args, home)
+        from .cli_eval import run_eval  # evals and corpora sit beside the library: only this verb needs them
+
+        return run_eval(args, home)
     writes = args.op in WRITE_VERBS
     # Refuse before touching the home.
     identity = None if args.op in {"audit", "index", *NO_IDENTITY} else _identity(args)
@@ -219,26 +225,6 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
         rows = tool.history(args.key, scope=args.scope)
         text = "\n".join(f"v{r.version} {r.op.value:<9} {r.status.value:<10} {_fact_line(r)}" for r in rows)
         return {"key": args.key, "versions": [r.to_dict() for r in rows]}, text, 0
-
-
-def _eval_op(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
-    # Imported here: evals and corpora sit beside the library, and only this verb needs them.
-    from corpora.locomo import LocomoNotFound
-    from evals.locomo_cli import evaluate, parse_specs
-
-    try:
-        specs = parse_specs(args.runs)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    out = Path(args.out) if args.out else home / "reports" / args.suite
-    try:
-        doc = evaluate(args.data, shared_root(), out, home / "models", specs, args.limit,
-                       progress=lambda m: print(m, file=sys.stderr))
-    except LocomoNotFound as exc:
-        raise DataNotFound(str(exc)) from None
-    rows = [f"{r['name']:<18} R@5 {r['r@5']:5.1f}  R@10 {r['r@10']:5.1f}  R@25 {r['r@25']:5.1f}  R@50 {r['r@50']:5.1f}"
-            for r in doc["results"]]
-    return doc, "\n".join(rows + [f"report: {doc['report']}"]), 0
 
 
 def _index_op(memory: Memory, action: str) -> tuple[Any, str, int]:

@@ -1,0 +1,60 @@
+"""The extraction group: the deferred extraction and harvest queue, drained by a worker asset that
+a cursor-based sensor launches whenever new work is queued.
+
+No `from __future__ import annotations` here: Dagster reads config and resource types from
+the live annotations.
+"""
+import dagster as dg
+
+from memory_core import Memory
+
+from .resources import EmbedderResource, MemoryHomeResource
+from .timeline import STORE_POOL
+
+
+class DrainConfig(dg.Config):
+    batches: int = 20        # leases taken per run, each of up to `limit` jobs
+    limit: int = 8
+    lease_s: float = 300.0
+
+
+@dg.asset(group_name="extraction", pool=STORE_POOL,
+          description="Run queued extraction and harvest jobs (set_from_messages and the consolidator) until "
+                      "none is due; a job whose worker died is taken again once its lease runs out.")
+def extraction_queue_drain(context: dg.AssetExecutionContext, config: DrainConfig, memory_home: MemoryHomeResource,
+                           embedder: EmbedderResource) -> dg.MaterializeResult:
+    totals = {"claimed": 0, "done": 0, "failed": 0, "waiting": 0, "lease_lost": 0}
+    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+        for _ in range(config.batches):
+            counts = memory.run_extraction_queue(worker=f"dagster-{context.run.run_id[:8]}", limit=config.limit,
+                                                 lease_s=config.lease_s)
+            for name, n in counts.items():
+                totals[name] += n
+            if counts["claimed"] == 0:
+                break
+        backlog = memory.store.queue_backlog()
+    context.log.info(f"extraction queue: {totals}; backlog {backlog}")
+    return dg.MaterializeResult(metadata={**totals, "backlog": dg.MetadataValue.json(backlog)})
+
+
+extraction_job = dg.define_asset_job("extraction_job", selection=[extraction_queue_drain],
+                                     executor_def=dg.in_process_executor)
+
+
+@dg.sensor(job=extraction_job, minimum_interval_seconds=30,
+           description="Launches the queue drain when jobs were queued since the last look (cursor: the newest job).")
+def extraction_queue_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
+    path = memory_home.path
+    if not (path / "memory.duckdb").exists():
+        return dg.SkipReason(f"no memory home at {path} yet")
+    try:
+        with Memory.open(path, read_only=True) as memory:
+            cursor = memory.store.queue_cursor()
+            backlog = memory.store.queue_backlog()
+    except Exception as exc:  # a writer holds the home: look again next tick
+        return dg.SkipReason(f"the memory home is busy ({type(exc).__name__}); will look again")
+    due = sum(n for k, n in backlog.items() if k.endswith(":pending"))
+    if not cursor or (cursor == context.cursor and not due):
+        return dg.SkipReason("no new extraction work")
+    context.update_cursor(cursor)
+    return dg.RunRequest(run_key=f"extraction-{cursor}", tags={"queue_backlog": str(due)})
