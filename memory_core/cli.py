@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from .api import Memory, MemoryTool
 from .cli_write import NO_IDENTITY, OTHER_VERBS, WRITE_VERBS, add_set_options, add_verbs, run_verb, set_options
-from .config import resolve_embedder, resolve_home, shared_root
+from .config import resolve_embedder, resolve_home
 from .errors import IdentityIncomplete, InvalidInput, MemcoreError
 from .identity import Identity
 from .model import FactVersion, WriteResult
