@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from .api import Memory, MemoryTool
+from .cli_extract import EXTRACT_READ_VERBS, EXTRACT_WRITE_VERBS, add_extract_verbs, run_extract_verb
 from .cli_write import NO_IDENTITY, OTHER_VERBS, WRITE_VERBS, add_set_options, add_verbs, run_verb, set_options
 from .config import resolve_embedder, resolve_home
 from .errors import IdentityIncomplete, InvalidInput, MemcoreError
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         if key:
             sp.add_argument("key")
         if name not in {"audit", "index", "sweep-expired", "configure", "configure-type", "ontology-set",
-                        "ontology-get", "place"}:
+                        "ontology-get", "place", "work-queue"}:
             sp.add_argument("--scope", default="user", help="agent | user | tenant | global (default: user)"
                             + ("; auto: placed by the tenant ontology (needs --subject and --subject-type)"
                                if name == "set" else ""))
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     op("delete", "tombstone a key (recoverable with restore)")
     op("restore", "undo the key's latest change when it retired the value (delete, reject, expiry, ...)")
     add_verbs(op)
+    add_extract_verbs(op)
     op("history", "every version of a key, oldest first")
     for name, text, default in (("recall", "what have I been told about QUERY (facts and notes)", "fact,note"),
                                 ("search", "where did I record QUERY (every plane)", "fact,note,document")):
@@ -155,7 +157,7 @@ def _no_trace_if_refused(home: Path, writes: bool) -> Iterator[None]:
 def _run(args: argparse.Namespace) -> tuple[Any, str, int]:
     """Execute one op; return (JSON document, human text, exit code)."""
     home = resolve_home(args.home)
-    with _no_trace_if_refused(home, args.op in WRITE_VERBS):
+    with _no_trace_if_refused(home, args.op in WRITE_VERBS | EXTRACT_WRITE_VERBS):
         return _run_in(args, home)
 
 
@@ -164,9 +166,9 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
         from .cli_eval import run_eval  # evals and corpora sit beside the library: only this verb needs them
 
         return run_eval(args, home)
-    writes = args.op in WRITE_VERBS
+    writes = args.op in WRITE_VERBS | EXTRACT_WRITE_VERBS
     # Refuse before touching the home.
-    identity = None if args.op in {"audit", "index", *NO_IDENTITY} else _identity(args)
+    identity = None if args.op in {"audit", "index", "work-queue", *NO_IDENTITY} else _identity(args)
     embedder = resolve_embedder(args.embedder)
     options = {k: v for k, v in (("base_url", args.embedder_base_url), ("model", args.embedder_model),
                                   ("dim", args.embedder_dim)) if v}
@@ -177,6 +179,9 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
             return {"audit": report.to_dict(), "home": str(home)}, text, 0 if report.ok else EXIT_ERROR
         if args.op == "index":
             return _index_op(memory, args.action)
+        if args.op in EXTRACT_WRITE_VERBS | EXTRACT_READ_VERBS:
+            tool = memory.for_run(identity, origin="memcore.cli") if identity else None
+            return run_extract_verb(memory, tool, args)
         if args.op in NO_IDENTITY:
             return run_verb(memory, None, args)
         tool: MemoryTool = memory.for_run(identity, origin="memcore.cli")

@@ -152,3 +152,24 @@ def test_graph_verbs_relations_and_placed_set(home, tmp_path):
     assert code == 0 and doc["placement"]["reason"] == "placed_in_tenant"
     assert run(home, "list-facts", "checkout-api", "--scope", "tenant")[1]["count"] == 1
     assert run(home, "list-facts", "checkout-api")[1]["count"] == 0
+
+
+def test_extraction_verbs(home, tmp_path):
+    talk = tmp_path / "talk.json"
+    talk.write_text(json.dumps([{"role": "user", "name": "Ana", "content": "I moved to Lisbon last year."}]))
+    code, doc = run(home, "extract", str(talk), "--session", "s1", "--session-date", "2024-03-10T15:00:00Z")
+    assert code == 0 and doc["written"] == ["ana:lives_in"] and doc["evidence"] == 1
+    assert run(home, "get", "ana:lives_in")[1]["fact"]["valid_at"] == "2023-01-01T00:00:00+00:00"
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps([{"role": "user", "name": "Ana", "content": "I work at Globex."}]))
+    code, doc = run(home, "extract-later", str(later))
+    queue_id = doc["queue_id"]
+    assert run(home, "extraction-status")[1]["counts"]["pending"] == 1
+    code, doc = run(home, "work-queue", identity=())
+    assert code == 0 and doc["done"] == 1
+    assert run(home, "extraction-status", queue_id)[1]["jobs"][0]["status"] == "done"
+    assert run(home, "get", "ana:works_at")[1]["fact"]["value"] == "Ana works at Globex"
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    assert run(home, "extract", str(bad))[1]["error"]["code"] == "INVALID_INPUT"
+    assert run(home, "extract", str(talk), "--steps", "nope")[1]["error"]["details"]["field"] == "steps"
