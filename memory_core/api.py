@@ -201,6 +201,15 @@ class Memory:
         return run_queue(self, {"extract": run_extract_job, "harvest": run_harvest_job},
                          worker=worker or f"worker-{os.getpid()}", limit=limit, lease_s=lease_s, kinds=kinds)
 
+    def resolve(self, judge: Any = None, settings: Any = None) -> Any:
+        """One conflict-resolver pass: mark new statements, judge owed ones, act (see ``resolver``)."""
+        from .resolver.judge import RuleJudge
+        from .resolver.run import run_pass
+
+        if self.embedder is None:
+            raise InvalidInput("the conflict resolver compares vectors: open the memory with an embedder")
+        return run_pass(self, judge or RuleJudge(), settings)
+
     def for_run(self, identity: Identity, *, origin: str = "memory.api") -> "MemoryTool":
         return MemoryTool(self, identity, origin)
 

@@ -26,6 +26,7 @@ from ..model import VISIBLE_STATUSES, FactVersion
 from .port import Head, WriteBatch
 from .graph_tables import GraphTables
 from .queue_tables import QueueTables
+from .resolver_tables import ResolverTables
 from .settings import SettingsTables
 from .schema import (COLS, SCHEMA_VERSION, STAGED_INSERT, VERSION_COLUMNS, arrow_versions, attrs_json, migrate,
                      row_to_version, stored_schema_version, utc, version_params)
@@ -48,7 +49,7 @@ def _ns_params(ns: Namespace) -> list[Any]:
     return [ns.tenant, ns.scope.value, ns.owner_id]
 
 
-class DuckDBStore(SettingsTables, GraphTables, QueueTables):
+class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables):
     """``VersionStore`` over one DuckDB file."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:

@@ -79,6 +79,24 @@ CREATE TABLE IF NOT EXISTS extraction_queue (
     lease_owner VARCHAR, lease_expires_at TIMESTAMPTZ, last_error VARCHAR, created_at TIMESTAMPTZ NOT NULL,
     updated_at TIMESTAMPTZ NOT NULL, result VARCHAR
 );
+CREATE TABLE IF NOT EXISTS resolver_marks (
+    fact_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
+    key VARCHAR NOT NULL, content_sha256 VARCHAR NOT NULL, seq BIGINT NOT NULL, mark VARCHAR NOT NULL,
+    reason VARCHAR, attempts INTEGER NOT NULL, marked_at TIMESTAMPTZ NOT NULL, judged_at TIMESTAMPTZ,
+    errored BOOLEAN NOT NULL
+);
+CREATE TABLE IF NOT EXISTS resolver_records (
+    record_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
+    action VARCHAR NOT NULL, judged_fact VARCHAR NOT NULL, peer_fact VARCHAR NOT NULL, peer_key VARCHAR NOT NULL,
+    verdict VARCHAR NOT NULL, confidence DOUBLE NOT NULL, judge VARCHAR NOT NULL, recorded_at TIMESTAMPTZ NOT NULL
+);
+CREATE TABLE IF NOT EXISTS llm_spend (
+    tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL, day DATE NOT NULL,
+    purpose VARCHAR NOT NULL, calls INTEGER NOT NULL, cost_usd DOUBLE NOT NULL
+);
+CREATE TABLE IF NOT EXISTS erasures (
+    tenant VARCHAR NOT NULL, status VARCHAR NOT NULL, requested_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL
+);
 CREATE TABLE IF NOT EXISTS snapshots_restored (
     snapshot_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
     restored_at TIMESTAMPTZ NOT NULL, keys INTEGER NOT NULL

@@ -53,6 +53,11 @@ class TenantConfig:
     blacklist: tuple[str, ...] = ()        # regular expressions a value may not match
     bulk_check_cap: int = DEFAULT_BULK_CHECK_CAP
     single_valued: tuple[str, ...] = ()    # graph relations that keep one value current (lives_in, ...)
+    daily_cost_cap_usd: float = 1.0        # model spend per namespace per day (all purposes)
+    resolver_cap_share: float = 0.25       # of which the conflict resolver may spend this share
+    resolver_retire_confidence: float = 0.98   # retire >= flag >= clear, or the setting is refused
+    resolver_flag_confidence: float = 0.95
+    resolver_clear_confidence: float = 0.90
 
 
 # Types every tenant has unless it configures them otherwise.
@@ -148,6 +153,15 @@ def parse_tenant_config(body: Mapping[str, Any], base: TenantConfig | None = Non
                 raise InvalidInput(f"blacklist pattern {pattern!r} is not a valid regular expression: {exc}",
                                    field="blacklist") from None
         values["blacklist"] = tuple(patterns)
+    for name in ("resolver_retire_confidence", "resolver_flag_confidence", "resolver_clear_confidence",
+                 "resolver_cap_share"):
+        if name in values:
+            values[name] = _unit(values[name], name)
+    if "daily_cost_cap_usd" in values:
+        values["daily_cost_cap_usd"] = float(_positive(values["daily_cost_cap_usd"], "daily_cost_cap_usd"))
+    merged = replace(out, **{k: v for k, v in values.items() if k.startswith("resolver_") and k.endswith("confidence")})
+    if not merged.resolver_retire_confidence >= merged.resolver_flag_confidence >= merged.resolver_clear_confidence:
+        raise InvalidInput("resolver confidences must keep retire >= flag >= clear", field="resolver_thresholds")
     if "single_valued" in values:
         names = values["single_valued"]
         if isinstance(names, str) or not all(isinstance(n, str) and n.strip() for n in names):

@@ -1,0 +1,1 @@
+"""The conflict resolver: judges written statements against their peers, after the write."""
