@@ -1,17 +1,20 @@
 """The one Dagster ``defs`` of the platform. `dagster dev -m assets.definitions` loads it."""
 import dagster as dg
 
-from .evals import coref_mcnemar, extraction_observation_recall, locomo_recall
+from .evals import coref_mcnemar, extraction_observation_recall, locomo_recall, resolver_calibration
 from .extraction import extraction_job, extraction_queue_drain, extraction_queue_sensor
-from .maintenance import SCHEDULES, expiry_sweep, expiry_sweep_job, index_maintenance, index_maintenance_job
+from .maintenance import (SCHEDULES, expiry_sweep, expiry_sweep_job, index_maintenance, index_maintenance_job,
+                          resolver_job, resolver_pass)
 from .placement import placed_facts, placement_as_constructed, placement_corpus
+from .resolver import resolver_demo_statements
 from .resources import EmbedderResource, MemoryHomeResource
 from .retrieval import index_agrees_with_heads, retrieval_index
 from .timeline import (audit_chain_verifies, no_overlapping_live_intervals, probes_answer_as_constructed,
                        timeline_corpus, timeline_memory, timeline_summary)
 
-ASSETS = [timeline_corpus, timeline_memory, timeline_summary, placement_corpus, placed_facts, extraction_queue_drain,
-          retrieval_index, locomo_recall, coref_mcnemar, extraction_observation_recall, expiry_sweep, index_maintenance]
+ASSETS = [timeline_corpus, timeline_memory, timeline_summary, resolver_demo_statements, placement_corpus, placed_facts, extraction_queue_drain,
+          retrieval_index, locomo_recall, coref_mcnemar, extraction_observation_recall, resolver_calibration, expiry_sweep,
+          index_maintenance, resolver_pass]
 CHECKS = [no_overlapping_live_intervals, audit_chain_verifies, probes_answer_as_constructed, index_agrees_with_heads,
           placement_as_constructed]
 
@@ -23,7 +26,7 @@ main_job = dg.define_asset_job("main", selection=dg.AssetSelection.all() - dg.As
 defs = dg.Definitions(
     assets=ASSETS,
     asset_checks=CHECKS,
-    jobs=[main_job, expiry_sweep_job, index_maintenance_job, extraction_job],
+    jobs=[main_job, expiry_sweep_job, index_maintenance_job, extraction_job, resolver_job],
     schedules=SCHEDULES,
     sensors=[extraction_queue_sensor],
     resources={"memory_home": MemoryHomeResource(), "embedder": EmbedderResource()},

@@ -78,3 +78,17 @@ def extraction_observation_recall(context: dg.AssetExecutionContext, memory_home
         "tau": doc["calibration"]["tau"], "calibration": dg.MetadataValue.json(doc["calibration"]),
         "rules_recall": rules["recall"], "table": dg.MetadataValue.md(table_markdown(doc["results"])),
         "report": dg.MetadataValue.path(doc["report"]), "licence": doc["licence"]})
+
+
+@dg.asset(group_name="evals", description="The conflict resolver's judge on labelled pairs: precision per confidence "
+                                          "band, a reliability diagram, thresholds for a target precision.")
+def resolver_calibration(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
+    from evals.resolver_calibration import report_markdown, run, sentences
+
+    doc = run(None, shared_root(), memory_home.path / "reports" / "resolver", progress=context.log.info)
+    return dg.MaterializeResult(metadata={
+        "pairs": doc["pairs"], "labels": dg.MetadataValue.json(doc["labels"]),
+        "retire_threshold": str(doc["retire_threshold"]), "flag_threshold": str(doc["flag_threshold"]),
+        "findings": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences(doc))),
+        "report": dg.MetadataValue.md(report_markdown(doc).replace("![reliability](resolver_reliability.png)", "")),
+        "reliability": dg.MetadataValue.path(doc["plot"])})

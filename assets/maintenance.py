@@ -41,3 +41,32 @@ SCHEDULES = [
                           cron_schedule="30 2 * * *",
                           description="Repair failed index writes and optimize the Lance indexes."),
 ]
+
+
+class ResolverPassConfig(dg.Config):
+    floor: float = 0.60   # the resolver floor for the default embedders; the test-only hashing one needs less
+    batch: int = 40
+
+
+@dg.asset(group_name="maintenance", pool=STORE_POOL,
+          description="One conflict-resolver pass: mark new statements, judge the owed ones (offline rule judge), "
+                      "retire, flag or clear, each recorded and undoable.")
+def resolver_pass(context: dg.AssetExecutionContext, config: ResolverPassConfig, memory_home: MemoryHomeResource,
+                  embedder: EmbedderResource) -> None:
+    from memory_core.resolver.run import ResolverSettings
+
+    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+        report = memory.resolve(settings=ResolverSettings(floor=config.floor, batch=config.batch))
+        marks = memory.store.mark_counts()
+    context.log.info(f"resolver pass: {report.to_dict()}")
+    context.add_output_metadata({"judged": report.judged, "errored": report.errored, "capped": report.capped,
+                                 "left_owed": report.left_owed, "stopped": report.stopped or "",
+                                 **{f"action_{k}": v for k, v in report.actions.items()},
+                                 **{f"marked_{k}": v for k, v in report.marked.items()},
+                                 "marks": dg.MetadataValue.json(marks)})
+
+
+resolver_job = dg.define_asset_job("resolver_job", selection=[resolver_pass], executor_def=dg.in_process_executor)
+SCHEDULES.append(dg.ScheduleDefinition(
+    name="resolver_every_15_minutes", job=resolver_job, cron_schedule="*/15 * * * *",
+    description="Judge statements written since the last pass against their peers (offline by default)."))

@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         if key:
             sp.add_argument("key")
         if name not in {"audit", "index", "sweep-expired", "configure", "configure-type", "ontology-set",
-                        "ontology-get", "place", "work-queue"}:
+                        "ontology-get", "place", "work-queue", "resolve"}:
             sp.add_argument("--scope", default="user", help="agent | user | tenant | global (default: user)"
                             + ("; auto: placed by the tenant ontology (needs --subject and --subject-type)"
                                if name == "set" else ""))
@@ -111,9 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("action", choices=["verify"])
     ev = sub.add_parser("eval", help="run an evaluation and write its report (evals/)")
     _json_flag(ev)
-    ev.add_argument("suite", choices=["locomo", "coref", "observations"],
+    ev.add_argument("suite", choices=["locomo", "coref", "observations", "resolver"],
                     help="locomo: retrieval recall@k; coref: per-span vs whole-batch extraction (MuDoCo and "
-                         "synthetic, McNemar); observations: extraction recall against LoCoMo observations")
+                         "synthetic, McNemar); observations: extraction recall against LoCoMo observations; "
+                         "resolver: the conflict resolver's calibration on labelled pairs")
     ev.add_argument("--data", help="the corpus file or folder (default: ../shared/corpora/<locomo|mudoco>)")
     ev.add_argument("--runs", help="locomo: comma-separated runs: bm25_only, static, minilm, hybrid(static), "
                                    "hybrid(minilm), or EMBEDDER:RECIPE (default: all named runs)")
@@ -168,7 +169,7 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
         return run_eval(args, home)
     writes = args.op in WRITE_VERBS | EXTRACT_WRITE_VERBS
     # Refuse before touching the home.
-    identity = None if args.op in {"audit", "index", "work-queue", *NO_IDENTITY} else _identity(args)
+    identity = None if args.op in {"audit", "index", "work-queue", "resolve", *NO_IDENTITY} else _identity(args)
     embedder = resolve_embedder(args.embedder)
     options = {k: v for k, v in (("base_url", args.embedder_base_url), ("model", args.embedder_model),
                                   ("dim", args.embedder_dim)) if v}

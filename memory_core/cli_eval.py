@@ -19,6 +19,14 @@ def run_eval(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
 
             doc = run(args.data, shared_root(), out, limit=args.limit, progress=progress)
             return doc, table_markdown(doc["tables"]) + f"\nreport: {doc['report']}", 0
+        if args.suite == "resolver":
+            from evals.resolver_calibration import run as run_calibration
+            from evals.resolver_calibration import sentences
+
+            doc = run_calibration(args.data, shared_root(), out, progress=progress)
+            return doc, "\n".join([*sentences(doc), f"retire threshold for precision {doc['target_precision']}: "
+                                    f"{doc['retire_threshold']}; flag: {doc['flag_threshold']}",
+                                    f"report: {doc['report']}"]), 0
         if args.suite == "observations":
             from evals.observations import run as run_observations
             from evals.observations import table_markdown as observation_table

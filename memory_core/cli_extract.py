@@ -1,4 +1,5 @@
-"""The extraction verbs of ``memcore``: extract a transcript now or later, and run the queue."""
+"""The extraction and resolver verbs of ``memcore``: extract a transcript now or later, run the
+queue, and run a conflict-resolver pass."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +9,7 @@ from typing import Any, Callable
 from .api import Memory, MemoryTool
 from .errors import InvalidInput
 
-EXTRACT_WRITE_VERBS = {"extract", "extract-later", "extraction-retry", "work-queue"}
+EXTRACT_WRITE_VERBS = {"extract", "extract-later", "extraction-retry", "work-queue", "resolve"}
 EXTRACT_READ_VERBS = {"extraction-status"}
 
 
@@ -29,6 +30,7 @@ def add_extract_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
     wq = op("work-queue", "run due extraction and harvest jobs (all tenants)", key=False)
     wq.add_argument("--limit", type=int, default=8, help="jobs to lease (default 8)")
     wq.add_argument("--worker", help="the worker's name (default: worker-<pid>)")
+    op("resolve", "one conflict-resolver pass over the home (offline rule judge): mark, judge, act", key=False)
 
 
 def _messages(file: str) -> Any:
@@ -42,6 +44,10 @@ def _messages(file: str) -> Any:
 
 def run_extract_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Namespace) -> tuple[Any, str, int]:
     verb = args.op
+    if verb == "resolve":
+        report = memory.resolve().to_dict()
+        return report, " ".join(f"{k}={v}" for k, v in report.items() if not isinstance(v, dict)) + " actions=" + \
+            json.dumps(report["actions"]), 0
     if verb == "work-queue":
         counts = memory.run_extraction_queue(worker=args.worker, limit=args.limit)
         return counts, " ".join(f"{k}={v}" for k, v in counts.items()), 0

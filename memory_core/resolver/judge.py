@@ -67,12 +67,16 @@ class RuleJudge:
         if canonical_form(text) == canonical_form(peer.text):
             return Judgement(peer.fact_id, "restatement", 0.99, True, True, "same canonical form")
         swap = substitution(peer.text, text)
-        if swap is not None:
-            # Stronger when the rest of the sentence is long (more shared words pin the attribute).
-            shared = len(content_words(text) & content_words(peer.text))
-            confidence = 0.985 if shared >= 3 else 0.96
-            return Judgement(peer.fact_id, "update", confidence, True, True,
-                             "same subject and predicate, another object")
+        predicate = _predicate(swap.shared_prefix, text) if swap is not None else ()
+        if swap is not None and predicate:
+            if any(w in STATE_WORDS for w in predicate):
+                # A one-value attribute with another value. Stronger when more words pin it down.
+                shared = len(content_words(text) & content_words(peer.text))
+                confidence = 0.985 if shared >= 3 else 0.96
+                return Judgement(peer.fact_id, "update", confidence, True, True,
+                                 "same subject and one-value predicate, another object")
+            # "attended X" / "attended Y": both can hold; a rule cannot tell a set from a value.
+            return Judgement(peer.fact_id, "related", 0.90, True, False, "same predicate, another object")
         mine, theirs = content_words(text), content_words(peer.text)
         if mine and theirs and (mine <= theirs or theirs <= mine):
             if values_differ(text, peer.text):
@@ -82,6 +86,23 @@ class RuleJudge:
         if overlap >= 0.5:
             return Judgement(peer.fact_id, "related", 0.90, True, False, "many shared words")
         return Judgement(peer.fact_id, "unrelated", 0.91 if overlap < 0.2 else 0.85, False, False, "few shared words")
+
+
+# Predicates that hold one value at a time: another object is an update, not a second fact.
+STATE_WORDS = frozenset("""lives live living lived resides reside based moved moves home address works work working
+employed employer job office floor phone email number age aged name named called drives salary rent
+manager boss partner married""".split())
+
+
+def _predicate(prefix: tuple[str, ...], text: str) -> tuple[str, ...]:
+    """The shared words after the subject's name (its leading capitalised words): empty when the
+    two texts share only the name, so the spans are whole predicates (two attributes)."""
+    name = 0
+    for word in text.split():
+        if not word[:1].isupper():
+            break
+        name += 1
+    return tuple(prefix[name:])
 
 
 SCHEMA = {
