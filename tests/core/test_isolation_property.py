@@ -40,16 +40,23 @@ op_strategy = st.tuples(
 
 
 class World:
-    """One shared memory home; each example gets fresh tenant names."""
+    """A shared memory home; each example gets fresh tenant names. Every ``per_home`` examples a
+    new home starts, so a long run's reads do not slow down as the index grows."""
 
-    def __init__(self, home) -> None:
+    per_home = 250
+
+    def __init__(self, root) -> None:
+        self.root = root
         self.clock = FixedClock(T0)
-        self.memory = Memory.open(home, clock=self.clock, embedder="hashing")
+        self.memory = Memory.open(root / "home-0", clock=self.clock, embedder="hashing")
         self.examples = itertools.count()
         self.reads = {name: 0 for name in READS}
 
     def tools(self):
         n = next(self.examples)
+        if n and n % self.per_home == 0:
+            self.memory.close()
+            self.memory = Memory.open(self.root / f"home-{n}", clock=self.clock, embedder="hashing")
         return [self.memory.for_run(Identity(tenant=f"x{n}t{t}", user=u, agent=a, session="s")) for t, u, a in RUNS]
 
 
@@ -131,7 +138,7 @@ def run_sequence(world: World, ops, finals) -> None:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    w = World(tmp_path_factory.mktemp("isolation") / "home")
+    w = World(tmp_path_factory.mktemp("isolation"))
     yield w
     w.memory.close()
 
