@@ -61,10 +61,12 @@ class OpenAIChat:
         return total
 
     def complete_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], *, schema_name: str,
-                      max_tokens: int = 1024) -> LLMAnswer:
+                      max_tokens: int = 1024, accept: dict[str, Any] | None = None) -> LLMAnswer:
+        """``schema`` is what the model is asked for; ``accept`` (default: the same) is what an
+        answer must match here, for callers that check entries one by one and drop the bad ones."""
         from jsonschema import Draft202012Validator
 
-        validator = Draft202012Validator(schema)
+        validator = Draft202012Validator(accept or schema)
         usage, attempts, notes = Usage(), 0, []
         for room in (max_tokens, max_tokens * 2):  # an unusable answer is asked once more, with twice the room
             try:

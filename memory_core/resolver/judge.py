@@ -116,6 +116,11 @@ SCHEMA = {
                        "confidence": {"type": "number", "minimum": 0, "maximum": 1}}}}},
 }
 
+# Checked here: the answer must be a list of objects; each entry is then checked against the
+# item schema and dropped on its own when a field is missing or mistyped.
+ACCEPT = {"type": "object", "required": ["judgements"],
+          "properties": {"judgements": {"type": "array", "items": {"type": "object"}}}}
+
 RUBRIC = """You judge whether a newly written memory (NEW) changes what older memories (peers) say.
 For each peer give: reason; same_entity and same_attribute (is it about the same thing and the same
 property of it); verdict: update (NEW replaces the peer's value for the same attribute, and NEW is the later
@@ -139,14 +144,20 @@ class LLMJudge:
         return [{"role": "system", "content": RUBRIC}, {"role": "user", "content": "\n".join(lines)}]
 
     def judge(self, request: JudgeRequest) -> JudgeAnswer:
+        from jsonschema import Draft202012Validator
+
         answer = self.llm.complete_json(self.prompt(request), SCHEMA, schema_name="peer_judgements",
-                                        max_tokens=self.max_tokens)
+                                        max_tokens=self.max_tokens, accept=ACCEPT)
+        item_schema = Draft202012Validator(SCHEMA["properties"]["judgements"]["items"])
         by_name = {p.name: p for p in request.peers}
         by_key = {}
         for p in request.peers:
             by_key.setdefault(p.key, []).append(p)
         out, notes = [], list(answer.notes)
         for item in answer.data["judgements"]:
+            if not item_schema.is_valid(item):
+                notes.append("dropped a judgement with a missing or mistyped field")
+                continue
             peer = _peer_named(str(item["peer"]), by_name, by_key)
             if peer is None:
                 notes.append(f"dropped a judgement naming an unknown peer {item['peer']!r}")

@@ -99,6 +99,16 @@ def test_a_pinned_row_is_never_retired_flagged_cleared_or_a_peer(rmem, ana, cloc
     assert all(p.key != "office" for r in judge.requests for p in r.peers) and report.actions["retire"] == 0
 
 
+def test_a_pinned_judged_row_is_left_as_it_is(rmem, ana, clock):
+    ana.set("office", OFFICE)
+    clock.advance(timedelta(days=1))
+    ana.set("office-now", MOVED, pin=True)
+    clock.advance(timedelta(seconds=1))
+    judge = Recording()
+    rmem.resolve(judge)
+    assert judge.requests == [] and ana.get("office").value == OFFICE  # no call paid, nothing changed
+
+
 def test_manual_review_only_flags_and_a_compatible_verdict_clears(rmem, ana, clock):
     rmem.for_run(Identity(tenant="acme", user="ops", admin=True)).configure(policy="manual_review")
     two_offices(ana, clock)
@@ -215,11 +225,14 @@ def test_the_llm_judge_prompt_and_answer_through_the_port(rmem, ana, clock):
             {"peer": "[p1]", "reason": "moved floors", "same_entity": True, "same_attribute": True,
              "verdict": "update", "confidence": 0.99},
             {"peer": "p7", "reason": "?", "same_entity": True, "same_attribute": True, "verdict": "update",
-             "confidence": 0.99}]}, prompt_tokens=400, completion_tokens=60)
+             "confidence": 0.99},
+            {"peer": "p1", "reason": "mistyped", "same_entity": "yes", "verdict": "update", "confidence": 2}]},
+            prompt_tokens=400, completion_tokens=60)
         llm = OpenAIChat(server.base_url, "judge-model", sleep=lambda _: None, price_in_per_mtok=10.0)
         report = rmem.resolve(LLMJudge(llm))
         prompt = server.requests[0]["messages"][1]["content"]
     assert "NEW (key office-now" in prompt and "p1 (key office, cosine" in prompt and "same session" in prompt
-    assert report.actions["retire"] == 1 and ana.get("office") is None
+    assert report.actions["retire"] == 1 and ana.get("office") is None  # the mistyped entry was dropped alone
+    assert len(server.requests) == 1
     ns = ana.identity.namespace("user")
     assert rmem.store.spend(ns, clock.now().date(), "resolver") == pytest.approx(400 * 10.0 / 1e6)
