@@ -3,6 +3,7 @@ import dagster as dg
 
 from assets.definitions import defs
 from assets.evals import resolver_calibration
+from assets.maintenance import SCHEDULES
 from assets.resolver import resolver_demo_statements
 from assets.resources import EmbedderResource, MemoryHomeResource
 from memory_core import Identity, Memory
@@ -14,7 +15,7 @@ def test_the_scheduled_resolver_pass_judges_the_synthetic_corpus_offline(tmp_pat
     loaded = dg.materialize([resolver_demo_statements], resources=resources,
                             run_config={"ops": {"resolver_demo_statements": {"config": {"pairs": 40}}}})
     assert loaded.success
-    schedule = defs.get_schedule_def("resolver_every_15_minutes")
+    [schedule] = [s for s in SCHEDULES if s.name == "resolver_every_15_minutes"]
     job = defs.resolve_job_def(schedule.job_name)
     low_floor = {"ops": {"resolver_pass": {"config": {"floor": 0.2, "batch": 200}}}}  # hashing cosines run low
     result = job.execute_in_process(resources=resources, run_config=low_floor)
