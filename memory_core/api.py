@@ -41,7 +41,8 @@ from .store.lance_index import LanceIndex
 from .store.port import KeyChange, WriteBatch
 from .temporal import parse_instant
 from .timeline import FactState, fact_at
-from .write.bulk import BulkResult, import_key, import_requests, run_bulk
+from .write.bulk import BulkResult, run_bulk
+from .write.import_ops import ImportOps
 from .write.config import WriteConfig, config_from_stored
 from .write.peers import PeerVectors
 from .write.point import WriteContext, after_write, audit_entry, run_set
@@ -235,7 +236,8 @@ class Memory:
         self.close()
 
 
-class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, ExtractionOps, ExtractionQueueOps):
+class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, ExtractionOps, ExtractionQueueOps,
+                 ImportOps):
     """The Memory tool bound to one run identity."""
 
     def __init__(self, memory: Memory, identity: Identity, origin: str) -> None:
@@ -296,40 +298,6 @@ class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, Extract
         now, provenance = self._now(), self._provenance()
         requests = [entry_request(namespace, i, e, provenance, now) for i, e in enumerate(entries)]
         return run_bulk(self._memory.write_context(), requests, dry_run=dry_run)
-
-    def import_items(self, items: Sequence[Any], *, scope: str | Scope = Scope.USER,
-                     dry_run: bool = False) -> BulkResult:
-        """Import texts (strings, or {"text", and valid_at / observed_at / kind / memory_type / subject})
-        under digest keys (``import:`` + 24 hex), source_class imported, oldest first. A key that
-        already holds the text is unchanged, a key whose newest version is not live is left as it
-        is, and a re-run reinforces nothing."""
-        namespace = self.identity.namespace(scope)
-        if isinstance(items, (str, bytes, dict)):
-            raise InvalidInput("items must be a list", field="items")
-        now, provenance = self._now(), self._provenance()
-        allowed = {"text", "valid_at", "observed_at", "kind", "memory_type", "subject", "context", "sensitivity"}
-
-        def request(order: int, item: Any):
-            body = {"text": item} if isinstance(item, str) else item
-            if not isinstance(body, dict) or not isinstance(body.get("text"), str) or not body["text"].strip() \
-                    or set(body) - allowed:
-                raise InvalidInput(f"item {order}: an item is a non-empty string or an object with text and "
-                                   f"any of {', '.join(sorted(allowed - {'text'}))}", entry=order)
-            options = {k: v for k, v in body.items() if k != "text"}
-            return entry_request(namespace, order, {"key": import_key(body["text"]), "value": body["text"],
-                                                    **options}, provenance, now, source_class="imported",
-                                 reinforce=False)
-
-        to_write, left = [], []
-        for req in import_requests(list(items), request):
-            states = self._store.fact_states(namespace, req.key)
-            if states and max(states, key=lambda s: s.version).status.value not in ("active", "conflicted"):
-                left.append(req.key)  # deleted, retired, rejected or proposed: the owner's call stands
-            else:
-                to_write.append(req)
-        result = run_bulk(self._memory.write_context(), to_write, check_cap=len(to_write), dry_run=dry_run,
-                          operation="import")
-        return dataclasses.replace(result, left_as_is=tuple(left), dry_run=dry_run)
 
     # -- SQL memory ----------------------------------------------------------------------------
 

@@ -54,6 +54,8 @@ class World:
 
     def tools(self):
         n = next(self.examples)
+        if n and n % 100 == 0:
+            print(f"isolation: {n} sequences, reads so far {sum(self.reads.values())}", flush=True)
         if n and n % self.per_home == 0:
             self.memory.close()
             self.memory = Memory.open(self.root / f"home-{n}", clock=self.clock, embedder="hashing")
