@@ -33,6 +33,7 @@ from .lifecycle.tool import LifecycleOps
 from .tenant_settings import TenantSettingsOps
 from .model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
 from .projection import value_text
+from .review import ReviewOps
 from .retrieval import SearchResult
 from .retrieval.search_api import run_search
 from .sql_memory import SqlMemory, SqlResult
@@ -237,7 +238,7 @@ class Memory:
 
 
 class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, ExtractionOps, ExtractionQueueOps,
-                 ImportOps):
+                 ImportOps, ReviewOps):
     """The Memory tool bound to one run identity."""
 
     def __init__(self, memory: Memory, identity: Identity, origin: str) -> None:

@@ -234,24 +234,35 @@ def act(memory: "Memory", ns: Namespace, fact_id: str, key: str, sha: str, peer_
         action = fold(judgement, PairFacts(row_at, peer_at, row_dated, peer_dated, flagged), policy, thresholds)
         if action.kind == "retire" and peer.locked:
             action = Action("flag", "update, but the peer is locked: a lock refuses retirement")
-        rows = _rows(store, ns, row, peer, action, now, memory._new_id())
-        if not rows:
-            return action
-        audit = audit_entry(ns, row.key, "conflict_resolver", rows, None, ACTOR, now)
-        by_key: dict[str, list[FactVersion]] = {}
-        for r in rows:
-            by_key.setdefault(r.key, []).append(r)
-        store.apply(WriteBatch(tuple(KeyChange(ns, k, tuple(v)) for k, v in by_key.items()), (audit,)))
-        store.record_resolution({"record_id": memory._new_id(), "tenant": ns.tenant, "scope": ns.scope.value,
-                                 "owner_id": ns.owner_id, "action": action.kind, "judged_fact": row.fact_id,
-                                 "peer_fact": peer.fact_id, "peer_key": peer.key, "verdict": judgement.verdict,
-                                 "confidence": judgement.confidence, "judge": judge_name, "recorded_at": now})
-    after_write(memory.write_context(), ns, rows, {})
+        rows = apply_pair(memory, ns, row, peer, action, ACTOR, judgement.verdict, judgement.confidence, judge_name,
+                          now, judgement.reason)
+    if rows:
+        after_write(memory.write_context(), ns, rows, {})
     return action
 
 
+def apply_pair(memory: "Memory", ns: Namespace, row: FactVersion, peer: FactVersion, action: Action, actor: str,
+               verdict: str, confidence: float, judge: str, now: datetime, reason: str = "") -> list[FactVersion]:
+    """Write one action on a pair (the caller holds the store's lock and has re-read both rows):
+    the rows, one hash-only audit row, one resolver record."""
+    store = memory.store
+    rows = _rows(store, ns, row, peer, action, now, memory._new_id(), actor)
+    if not rows:
+        return []
+    audit = audit_entry(ns, row.key, "conflict_resolver", rows, None, actor, now)
+    by_key: dict[str, list[FactVersion]] = {}
+    for r in rows:
+        by_key.setdefault(r.key, []).append(r)
+    store.apply(WriteBatch(tuple(KeyChange(ns, k, tuple(v)) for k, v in by_key.items()), (audit,)))
+    store.record_resolution({"record_id": memory._new_id(), "tenant": ns.tenant, "scope": ns.scope.value,
+                             "owner_id": ns.owner_id, "action": action.kind, "judged_fact": row.fact_id,
+                             "peer_fact": peer.fact_id, "peer_key": peer.key, "verdict": verdict,
+                             "confidence": confidence, "judge": judge, "recorded_at": now, "reason": reason[:300]})
+    return rows
+
+
 def _rows(store, ns: Namespace, row: FactVersion, peer: FactVersion, action: Action, now: datetime,
-          change_id: str) -> list[FactVersion]:
+          change_id: str, actor: str = ACTOR) -> list[FactVersion]:
     versions: dict[str, int] = {}
 
     def next_version(key: str) -> int:
@@ -262,7 +273,7 @@ def _rows(store, ns: Namespace, row: FactVersion, peer: FactVersion, action: Act
     def changed(state: FactVersion, **changes) -> FactVersion:
         return dataclasses.replace(state, id=f"{change_id[:16]}{state.fact_id[:16]}", version=next_version(state.key),
                                    change_id=change_id, created_at=max(now, state.created_at + timedelta(microseconds=1)),
-                                   changed_by=ACTOR, **changes)
+                                   changed_by=actor, **changes)
 
     def without(state: FactVersion, other: str) -> FactVersion:
         left = tuple(f for f in state.conflict_with if f != other)

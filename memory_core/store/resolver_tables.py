@@ -69,7 +69,7 @@ class ResolverTables:
 
     def record_resolution(self, record: dict[str, Any]) -> None:
         cols = ("record_id", "tenant", "scope", "owner_id", "action", "judged_fact", "peer_fact", "peer_key",
-                "verdict", "confidence", "judge", "recorded_at")
+                "verdict", "confidence", "judge", "recorded_at", "reason")
         with self._tx() as con:
             con.execute(f"INSERT INTO resolver_records VALUES ({', '.join('?' * len(cols))})", [record[c] for c in cols])
 

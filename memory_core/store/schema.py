@@ -88,7 +88,8 @@ CREATE TABLE IF NOT EXISTS resolver_marks (
 CREATE TABLE IF NOT EXISTS resolver_records (
     record_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
     action VARCHAR NOT NULL, judged_fact VARCHAR NOT NULL, peer_fact VARCHAR NOT NULL, peer_key VARCHAR NOT NULL,
-    verdict VARCHAR NOT NULL, confidence DOUBLE NOT NULL, judge VARCHAR NOT NULL, recorded_at TIMESTAMPTZ NOT NULL
+    verdict VARCHAR NOT NULL, confidence DOUBLE NOT NULL, judge VARCHAR NOT NULL, recorded_at TIMESTAMPTZ NOT NULL,
+    reason VARCHAR
 );
 CREATE TABLE IF NOT EXISTS llm_spend (
     tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL, day DATE NOT NULL,

@@ -236,3 +236,25 @@ def test_the_llm_judge_prompt_and_answer_through_the_port(rmem, ana, clock):
     assert len(server.requests) == 1
     ns = ana.identity.namespace("user")
     assert rmem.store.spend(ns, clock.now().date(), "resolver") == pytest.approx(400 * 10.0 / 1e6)
+
+
+def test_the_review_queue_and_a_reviewers_decisions(rmem, ana, clock):
+    rmem.for_run(Identity(tenant="acme", user="ops", admin=True)).configure(policy="manual_review")
+    two_offices(ana, clock)
+    rmem.resolve()
+    [first, second] = ana.review_queue()
+    assert {first.key, second.key} == {"office", "office-now"}
+    assert first.peers and first.reasons[0]["verdict"] == "update" and first.reasons[0]["reason"]
+    result = ana.resolve_conflict("office-now", "office", "retire_peer")
+    assert result["rows_written"] == 2 and ana.get("office") is None and ana.review_queue() == []
+    assert ana.get("office-now").status.value == "active"
+    clock.advance(timedelta(minutes=1))
+    ana.restore("office")  # a reviewer's retirement is undone like any other, flag and all
+    assert ana.get("office").value == OFFICE and ana.get("office").status.value == "conflicted"
+    with pytest.raises(InvalidInput):
+        ana.resolve_conflict("office-now", "office", "shrug")
+    assert ana.resolve_conflict("office-now", "office", "clear")["rows_written"] == 1
+    assert ana.get("office").status.value == "active"
+    from memory_core.errors import WrongState
+    with pytest.raises(WrongState):
+        ana.resolve_conflict("office-now", "office", "clear")  # not flagged against each other any more
