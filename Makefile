@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export DAGSTER_HOME := $(CURDIR)/.dagster
 export MEMCORE_HOME ?= $(CURDIR)/.memory
 
-.PHONY: run test test-slow ui install clean
+.PHONY: run test test-slow ui install clean chromium screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,19 @@ $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m assets.run
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest -q
+
+# Headless Chromium for the notebook checks: Debian's package, installed when missing and possible.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && \
+	    apt-get install -y -q chromium >/dev/null 2>&1; }; }; } || \
+	  echo "note: chromium could not be installed; the notebook browser checks will say they were skipped"
+
+# README screenshots: the notebooks (against the home `make run` filled) and the Dagster asset graph.
+screenshots: $(STAMP) chromium $(DAGSTER_HOME)/dagster.yaml
+	$(BIN)/python -m tools.screenshots --home $(MEMCORE_HOME) --out docs/screenshots
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

@@ -75,6 +75,26 @@ class ReviewOps:
         return {"decision": decision, "key": key, "peer_key": peer_key, "rows_written": len(rows)}
 
 
+def conflicted_namespaces(memory: "Memory") -> list[tuple[str, str, str]]:
+    """Every (tenant, scope, owner) holding a conflicted row now: where a reviewer has work."""
+    rows = memory.store.query(
+        "SELECT DISTINCT tenant, scope, owner_id FROM (SELECT tenant, scope, owner_id, status FROM memory_versions "
+        "QUALIFY row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1) WHERE status = 'conflicted' "
+        "ORDER BY 1, 2, 3")
+    return [(r["tenant"], r["scope"], r["owner_id"]) for r in rows]
+
+
+def reviewer_identity(tenant: str, scope: str, owner_id: str, reviewer: str = "reviewer"):
+    """The run identity a reviewer acts as to reach one namespace (recorded as the actor)."""
+    from .identity import Identity
+
+    if scope == Scope.AGENT.value:
+        return Identity(tenant=tenant, agent=owner_id, user=reviewer, session="review")
+    if scope == Scope.USER.value:
+        return Identity(tenant=tenant, user=owner_id, agent=reviewer, session="review")
+    return Identity(tenant=tenant, user=reviewer, agent=reviewer, session="review")
+
+
 def _live(store, namespace, key: str, now):
     found = [s for s in store.fact_states(namespace, key) if holds(s, now)]
     if not found:

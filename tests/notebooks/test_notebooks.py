@@ -1,0 +1,82 @@
+"""Every notebook: lint-clean, exported to HTML against a small home, rendered in headless
+Chromium with no error output, and a screenshot kept (``.screenshots/`` in the repository)."""
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memory_core import Identity, Memory
+from tools.screenshots import export_notebook, find_chromium, localize, rendered_text, screenshot
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ["fact_timeline", "eval_report", "review_queue"]
+KEPT = ROOT / ".screenshots"
+
+
+@pytest.fixture(scope="module")
+def fixture_home(tmp_path_factory):
+    """A small home with a key's history, a flagged pair for the review queue, and reports."""
+    from evals.coref import run as coref_run
+    from evals.resolver_calibration import run as calibration_run
+    from memory_core.clock import FixedClock
+    from tests.conftest import T0
+
+    home = tmp_path_factory.mktemp("notebook-home") / "home"
+    clock = FixedClock(T0)
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        memory.for_run(Identity(tenant="acme", user="ops", admin=True)).configure(
+            policy="manual_review", conflict_threshold=0.99)
+        tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper", session="s1"))
+        tool.set("city", "Berlin", valid_at="2021-01-01T00:00:00Z")
+        clock.advance(timedelta(days=2))
+        tool.set("city", "Paris", valid_at="2023-03-01T00:00:00Z")
+        tool.set("office", "Ana's office is on the third floor of the Lisbon building")
+        clock.advance(timedelta(days=1))
+        tool.set("office-now", "Ana's office is on the fourth floor of the Lisbon building")
+        clock.advance(timedelta(seconds=1))
+        memory.resolve()
+        assert tool.review_queue()
+    nowhere = tmp_path_factory.mktemp("no-shared")
+    coref_run(None, nowhere, home / "reports" / "coref")
+    calibration_run(None, nowhere, home / "reports" / "resolver")
+    return home
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_marimo_check_strict_passes(name):
+    done = subprocess.run([sys.executable, "-m", "marimo", "check", "--strict", str(ROOT / "notebooks" / f"{name}.py")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("fact_timeline", ["Fact timeline", "Paris"]),
+    ("eval_report", ["Evaluation report", "whole-batch", "Conflict resolver calibration"]),
+    ("review_queue", ["Review queue", "office-now"]),
+])
+def test_exports_with_no_cell_error_and_renders_in_chromium(tmp_path, fixture_home, name, expected):
+    html = tmp_path / f"{name}.html"
+    done = export_notebook(name, html, "--home", str(fixture_home), include_code=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = html.read_text(encoding="utf-8")
+    assert "vnd.marimo+traceback" not in text
+    for word in expected:
+        assert word in text, word
+    if find_chromium() is None:
+        pytest.skip("chromium is not installed (Debian package `chromium`): `make test` installs it when it can")
+    page = localize(html).as_uri()
+    dom = rendered_text(page)
+    assert expected[0] in dom, "the page did not render (front end not loaded?)"
+    assert "Traceback" not in dom and "marimo-error" not in dom
+    png = screenshot(page, KEPT / f"{name}.png")
+    assert png.stat().st_size > 20_000  # a rendered page, not a blank one
+
+
+def test_without_a_home_each_notebook_says_where_it_looked(tmp_path):
+    for name in ("fact_timeline", "review_queue"):
+        html = tmp_path / f"{name}.html"
+        done = export_notebook(name, html, "--home", str(tmp_path / "nowhere"))
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "No memory home" in html.read_text(encoding="utf-8")

@@ -1,0 +1,1 @@
+"""Developer tools beside the library: screenshots of the notebooks and of the Dagster UI."""
