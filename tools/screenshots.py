@@ -83,8 +83,7 @@ def dagster_graph(png: Path, home: Path) -> Path:
     port = _free_port()
     env = {**os.environ, "MEMCORE_HOME": str(home), "DAGSTER_HOME": str(ROOT / ".dagster")}
     (ROOT / ".dagster").mkdir(exist_ok=True)
-    if not (ROOT / ".dagster" / "dagster.yaml").exists():
-        shutil.copy(ROOT / "dagster.yaml", ROOT / ".dagster" / "dagster.yaml")
+    shutil.copy(ROOT / "dagster.yaml", ROOT / ".dagster" / "dagster.yaml")  # telemetry off, no pop-up
     server = subprocess.Popen([sys.executable, "-m", "dagster_webserver", "-m", "assets.definitions", "-h", "127.0.0.1",
                                "-p", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
