@@ -8,7 +8,7 @@ import dagster as dg
 
 from memory_core import Memory
 
-from .resources import EmbedderResource, MemoryHomeResource
+from .resources import EmbedderResource, LLMResource, MemoryHomeResource
 from .timeline import STORE_POOL
 
 
@@ -22,9 +22,10 @@ class DrainConfig(dg.Config):
           description="Run queued extraction and harvest jobs (set_from_messages and the consolidator) until "
                       "none is due; a job whose worker died is taken again once its lease runs out.")
 def extraction_queue_drain(context: dg.AssetExecutionContext, config: DrainConfig, memory_home: MemoryHomeResource,
-                           embedder: EmbedderResource) -> dg.MaterializeResult:
+                           embedder: EmbedderResource, llm: LLMResource) -> dg.MaterializeResult:
     totals = {"claimed": 0, "done": 0, "failed": 0, "waiting": 0, "lease_lost": 0}
     with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+        memory.extractor = llm.extractor()
         for _ in range(config.batches):
             counts = memory.run_extraction_queue(worker=f"dagster-{context.run.run_id[:8]}", limit=config.limit,
                                                  lease_s=config.lease_s)
@@ -58,3 +59,8 @@ def extraction_queue_sensor(context: dg.SensorEvaluationContext, memory_home: Me
         return dg.SkipReason("no new extraction work")
     context.update_cursor(cursor)
     return dg.RunRequest(run_key=f"extraction-{cursor}", tags={"queue_backlog": str(due)})
+
+
+nightly_consolidation = dg.ScheduleDefinition(
+    name="nightly_consolidation", job=extraction_job, cron_schedule="15 3 * * *",
+    description="Consolidate what the day banked: harvested spans and queued extractions left due.")

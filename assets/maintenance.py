@@ -4,7 +4,7 @@ No `from __future__ import annotations` here: Dagster reads resource types from 
 """
 import dagster as dg
 
-from .resources import EmbedderResource, MemoryHomeResource
+from .resources import EmbedderResource, LLMResource, MemoryHomeResource
 from .timeline import STORE_POOL
 
 
@@ -52,11 +52,11 @@ class ResolverPassConfig(dg.Config):
           description="One conflict-resolver pass: mark new statements, judge the owed ones (offline rule judge), "
                       "retire, flag or clear, each recorded and undoable.")
 def resolver_pass(context: dg.AssetExecutionContext, config: ResolverPassConfig, memory_home: MemoryHomeResource,
-                  embedder: EmbedderResource) -> None:
+                  embedder: EmbedderResource, llm: LLMResource) -> None:
     from memory_core.resolver.run import ResolverSettings
 
     with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
-        report = memory.resolve(settings=ResolverSettings(floor=config.floor, batch=config.batch))
+        report = memory.resolve(llm.judge(), settings=ResolverSettings(floor=config.floor, batch=config.batch))
         marks = memory.store.mark_counts()
     context.log.info(f"resolver pass: {report.to_dict()}")
     context.add_output_metadata({"judged": report.judged, "errored": report.errored, "capped": report.capped,
@@ -67,6 +67,23 @@ def resolver_pass(context: dg.AssetExecutionContext, config: ResolverPassConfig,
 
 
 resolver_job = dg.define_asset_job("resolver_job", selection=[resolver_pass], executor_def=dg.in_process_executor)
+
+
+@dg.asset(group_name="maintenance", pool=STORE_POOL,
+          description="Replay the index writes that failed (a failed projection never failed its write).")
+def projection_repair(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource,
+                      embedder: EmbedderResource) -> None:
+    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+        waiting = len(memory.store.pending_projection_failures())
+        repaired = memory.repair_projections()
+    context.add_output_metadata({"waiting": waiting, "repaired": repaired})
+
+
+projection_repair_job = dg.define_asset_job("projection_repair_job", selection=[projection_repair],
+                                            executor_def=dg.in_process_executor)
 SCHEDULES.append(dg.ScheduleDefinition(
     name="resolver_every_15_minutes", job=resolver_job, cron_schedule="*/15 * * * *",
     description="Judge statements written since the last pass against their peers (offline by default)."))
+SCHEDULES.append(dg.ScheduleDefinition(
+    name="projection_repair_every_30_minutes", job=projection_repair_job, cron_schedule="20,50 * * * *",
+    description="Replay failed index writes."))

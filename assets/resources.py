@@ -38,3 +38,35 @@ class EmbedderResource(dg.ConfigurableResource):
     def build(self, home: Path) -> Embedder:
         options = {k: v for k, v in (("base_url", self.base_url), ("model", self.model), ("dim", self.dim)) if v}
         return make_embedder(self.name, cache_dir=home / "models", **options)
+
+
+class LLMResource(dg.ConfigurableResource):
+    """The model behind extraction and the conflict resolver. Empty ``base_url``: offline (the
+    rule-based extractor and judge); else any OpenAI-compatible server, the key read from the
+    environment variable ``api_key_env``."""
+
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+
+    @property
+    def offline(self) -> bool:
+        return not self.base_url
+
+    def _chat(self):
+        import os
+
+        from memory_core.llm.openai_chat import OpenAIChat
+
+        return OpenAIChat(self.base_url, self.model or "default", api_key=os.environ.get(self.api_key_env, "none"))
+
+    def extractor(self):
+        from memory_core.extraction.llm_extractor import LLMExtractor
+        from memory_core.extraction.rules import RuleExtractor
+
+        return RuleExtractor() if self.offline else LLMExtractor(self._chat())
+
+    def judge(self):
+        from memory_core.resolver.judge import LLMJudge, RuleJudge
+
+        return RuleJudge() if self.offline else LLMJudge(self._chat())

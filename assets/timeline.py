@@ -103,3 +103,24 @@ def timeline_summary(context: dg.AssetExecutionContext, memory_home: MemoryHomeR
         "summary": dg.MetadataValue.md(markdown),
         "report": dg.MetadataValue.path(str(reports / "timeline_summary.md")),
     })
+
+
+@dg.asset_check(asset=timeline_memory, blocking=True,
+                description="No row is reachable from another tenant than its own (versions, tenant scope, graph).")
+def no_row_across_tenants(memory_home: MemoryHomeResource) -> dg.AssetCheckResult:
+    with memory_home.open(read_only=True) as memory:
+        problems = memory.store.cross_tenant_rows()
+    return dg.AssetCheckResult(passed=not problems, metadata={
+        "problems": len(problems), "examples": dg.MetadataValue.json([{k: str(v) for k, v in p.items()}
+                                                                       for p in problems[:5]])})
+
+
+@dg.asset_check(asset=timeline_memory, description="Every table and view of the home has a known role.")
+def every_table_classified(memory_home: MemoryHomeResource) -> dg.AssetCheckResult:
+    from memory_core.store.invariants import TABLE_CLASSES
+
+    with memory_home.open(read_only=True) as memory:
+        missing = memory.store.unclassified_tables()
+    return dg.AssetCheckResult(passed=not missing, metadata={
+        "unclassified": dg.MetadataValue.json(missing),
+        "classes": dg.MetadataValue.md("\n".join(f"- `{t}`: {c}" for t, c in sorted(TABLE_CLASSES.items())))})

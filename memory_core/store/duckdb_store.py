@@ -25,6 +25,7 @@ from ..identity import Namespace, Scope
 from ..model import VISIBLE_STATUSES, FactVersion
 from .port import Head, WriteBatch
 from .graph_tables import GraphTables
+from .invariants import InvariantChecks
 from .queue_tables import QueueTables
 from .resolver_tables import ResolverTables
 from .settings import SettingsTables
@@ -49,7 +50,7 @@ def _ns_params(ns: Namespace) -> list[Any]:
     return [ns.tenant, ns.scope.value, ns.owner_id]
 
 
-class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables):
+class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, InvariantChecks):
     """``VersionStore`` over one DuckDB file."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:

@@ -3,7 +3,7 @@ import dagster as dg
 
 from assets.evals import coref_mcnemar, extraction_observation_recall
 from assets.extraction import extraction_queue_drain, extraction_queue_sensor
-from assets.resources import EmbedderResource, MemoryHomeResource
+from assets.resources import EmbedderResource, LLMResource, MemoryHomeResource
 from memory_core import Identity, Memory
 
 TALK = [{"role": "user", "name": "Ana", "content": "I live in Lisbon."}]
@@ -11,7 +11,8 @@ TALK = [{"role": "user", "name": "Ana", "content": "I live in Lisbon."}]
 
 def test_the_sensor_launches_the_drain_for_new_work_and_the_drain_runs_it(tmp_path):
     home = tmp_path / "home"
-    resources = {"memory_home": MemoryHomeResource(home=str(home)), "embedder": EmbedderResource(name="hashing")}
+    resources = {"memory_home": MemoryHomeResource(home=str(home)), "embedder": EmbedderResource(name="hashing"),
+                 "llm": LLMResource()}
     sensor_context = dg.build_sensor_context(resources={"memory_home": resources["memory_home"]})
     assert isinstance(extraction_queue_sensor(sensor_context), dg.SkipReason)  # no home yet
     with Memory.open(home) as memory:
@@ -32,7 +33,8 @@ def test_the_sensor_launches_the_drain_for_new_work_and_the_drain_runs_it(tmp_pa
 def test_the_extraction_evals_report_or_say_why_they_were_skipped(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCORE_SHARED", str(tmp_path / "nowhere"))
     resources = {"memory_home": MemoryHomeResource(home=str(tmp_path / "home")),
-                 "embedder": EmbedderResource(name="hashing")}
+                 "embedder": EmbedderResource(name="hashing"),
+                 "llm": LLMResource()}
     result = dg.materialize([coref_mcnemar, extraction_observation_recall], resources=resources)
     assert result.success
     coref = result.asset_materializations_for_node("coref_mcnemar")[0].metadata

@@ -37,7 +37,16 @@ def test_index_maintenance_catches_up_repairs_and_optimizes(tmp_path):
     assert metadata["caught_up"].value == 5 and metadata["rows"].value == 5
 
 
-def test_defs_resolve_every_job_and_schedule():
+def test_defs_resolve_every_job_schedule_and_sensor():
+    for job in defs.resolve_all_job_defs():
+        assert defs.resolve_job_def(job.name) is not None
+    for schedule in defs.schedules:
+        assert defs.resolve_schedule_def(schedule.name).job is not None
+    for sensor in defs.sensors:
+        assert defs.resolve_sensor_def(sensor.name).job is not None
+    assert {s.name for s in defs.schedules} >= {"hourly_expiry_sweep", "nightly_index_maintenance", "nightly_consolidation",
+                                                "resolver_every_15_minutes", "projection_repair_every_30_minutes"}
+    assert {s.name for s in defs.sensors} == {"extraction_queue_sensor", "tenant_partitions_sensor"}
     for name in ("main", "expiry_sweep_job", "index_maintenance_job"):
         assert defs.resolve_job_def(name) is not None
     assert defs.resolve_schedule_def("hourly_expiry_sweep").job.name == "expiry_sweep_job"

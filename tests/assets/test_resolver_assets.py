@@ -5,13 +5,14 @@ from assets.definitions import defs
 from assets.evals import resolver_calibration
 from assets.maintenance import SCHEDULES
 from assets.resolver import resolver_demo_statements
-from assets.resources import EmbedderResource, MemoryHomeResource
+from assets.resources import EmbedderResource, LLMResource, MemoryHomeResource
 from memory_core import Identity, Memory
 
 
 def test_the_scheduled_resolver_pass_judges_the_synthetic_corpus_offline(tmp_path):
     home = tmp_path / "home"
-    resources = {"memory_home": MemoryHomeResource(home=str(home)), "embedder": EmbedderResource(name="hashing")}
+    resources = {"memory_home": MemoryHomeResource(home=str(home)), "embedder": EmbedderResource(name="hashing"),
+                 "llm": LLMResource()}
     loaded = dg.materialize([resolver_demo_statements], resources=resources,
                             run_config={"ops": {"resolver_demo_statements": {"config": {"pairs": 40}}}})
     assert loaded.success

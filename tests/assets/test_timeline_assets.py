@@ -74,3 +74,61 @@ def test_audit_check_fails_on_a_tampered_chain(tmp_path):
         memory.store.query("UPDATE audit_log SET actor = 'someone-else'")
     result = audit_chain_verifies(memory_home=MemoryHomeResource(home=str(home)))
     assert not result.passed
+
+
+def test_cross_tenant_check_fails_on_a_row_moved_to_another_tenant(tmp_path):
+    from assets.timeline import no_row_across_tenants
+
+    home = tmp_path / "home"
+    with Memory.open(home) as memory:
+        memory.for_run(Identity(tenant="t", user="u")).set("policy", "shared", scope="tenant")
+    assert no_row_across_tenants(memory_home=MemoryHomeResource(home=str(home))).passed
+    with Memory.open(home) as memory:
+        memory.store.query("UPDATE memory_versions SET owner_id = 'other-tenant' WHERE scope = 'tenant'")
+    result = no_row_across_tenants(memory_home=MemoryHomeResource(home=str(home)))
+    assert not result.passed and result.metadata["problems"].value >= 1
+
+
+def test_table_check_fails_on_a_table_nobody_classified(tmp_path):
+    from assets.timeline import every_table_classified
+
+    home = tmp_path / "home"
+    with Memory.open(home) as memory:
+        memory.for_run(Identity(tenant="t", user="u")).set("k", 1)
+    assert every_table_classified(memory_home=MemoryHomeResource(home=str(home))).passed
+    with Memory.open(home) as memory:
+        memory.store.query("CREATE TABLE stray_copy AS SELECT * FROM memory_versions")
+    result = every_table_classified(memory_home=MemoryHomeResource(home=str(home)))
+    assert not result.passed and result.metadata["unclassified"].value == ["stray_copy"]
+
+
+def test_tenants_become_partitions_and_each_gets_a_report(tmp_path):
+    from assets.tenants import tenant_partitions_sensor, tenant_report
+
+    home = tmp_path / "home"
+    with Memory.open(home) as memory:
+        for tenant in ("acme", "globex"):
+            memory.for_run(Identity(tenant=tenant, user="u")).set("k", tenant)
+    instance = dg.DagsterInstance.ephemeral()
+    resource = MemoryHomeResource(home=str(home))
+    result = tenant_partitions_sensor(dg.build_sensor_context(instance=instance, resources={"memory_home": resource}))
+    assert sorted(r.partition_key for r in result.run_requests) == ["acme", "globex"]
+    instance.add_dynamic_partitions("tenants", ["acme", "globex"])
+    done = dg.materialize([tenant_report], partition_key="acme", instance=instance,
+                          resources={"memory_home": resource})
+    assert done.success
+    md = done.asset_materializations_for_node("tenant_report")[0].metadata
+    assert md["facts_active"].value == 1 and "data:image/png;base64" in md["plot"].value
+    assert (home / "reports" / "tenants" / "acme.png").exists()
+    again = tenant_partitions_sensor(dg.build_sensor_context(instance=instance, resources={"memory_home": resource}))
+    assert isinstance(again, dg.SkipReason)
+
+
+def test_the_llm_resource_is_offline_by_default():
+    from assets.resources import LLMResource
+    from memory_core.extraction.rules import RuleExtractor
+    from memory_core.resolver.judge import LLMJudge, RuleJudge
+
+    assert isinstance(LLMResource().extractor(), RuleExtractor) and isinstance(LLMResource().judge(), RuleJudge)
+    online = LLMResource(base_url="http://127.0.0.1:9/v1", model="m")
+    assert isinstance(online.judge(), LLMJudge) and online.extractor().name == "openai:m"
