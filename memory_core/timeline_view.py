@@ -64,13 +64,24 @@ def instants(history: Sequence[FactVersion]) -> tuple[list[datetime], list[datet
     return valid, created
 
 
-def provenance(state: FactVersion) -> list[tuple[str, str]]:
+def provenance(state: FactVersion, judgements: Sequence[dict] = ()) -> list[tuple[str, str]]:
+    """The provenance panel of one version; ``judgements`` are resolver records naming its fact
+    (who judged it, what they said, what was done)."""
     p = state.provenance
+    judged = [(f"judged by {j['judge']}", f"{j['verdict']} {j['confidence']:.2f} vs {j['peer_key']}: {j['action']}"
+               + (f" ({j['reason']})" if j.get("reason") else "")) for j in judgements
+              if state.fact_id in (j.get("judged_fact"), j.get("peer_fact"))]
+    return _fields(state, p) + judged
+
+
+def _fields(state: FactVersion, p) -> list[tuple[str, str]]:
     return [(label, "" if value is None else str(value)) for label, value in (
         ("version", f"v{state.version} ({state.op.value}, {state.status.value})"), ("row id", state.id),
         ("written at", state.created_at.isoformat()), ("changed by", state.changed_by), ("stated by", p.actor),
         ("tenant", p.tenant), ("session", p.session), ("run", p.run), ("agent", p.agent), ("model", p.model),
-        ("origin", p.origin), ("source quote", p.source_quote), ("source class", state.source_class),
+        ("origin", p.origin), ("source quote", p.source_quote), ("source turn", p.source_turn),
+        ("source span", p.source_span), ("compaction generation", p.compaction_generation),
+        ("source class", state.source_class),
         ("sensitivity", state.sensitivity), ("pinned / locked", f"{state.pinned} / {state.locked}"),
         ("conflicts with", ", ".join(state.conflict_with)), ("superseded by", state.superseded_by),
         ("content sha256", state.content_sha256),

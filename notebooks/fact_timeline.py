@@ -88,10 +88,12 @@ def _(history, mo):
 
 
 @app.cell
-def _(history, mo, version, view):
+def _(Namespace, Scope, history, memory, mo, owner, version, view):
     chosen = next(r for r in history if r.id == version.value)
-    mo.ui.table([{"field": k, "value": v} for k, v in view.provenance(chosen)], selection=None,
-                label="provenance of the chosen version")
+    _tenant, _scope, _owner_id = owner.value.split(" / ")
+    _judged = memory.store.resolver_records(Namespace(_tenant, Scope(_scope), _owner_id))
+    mo.ui.table([{"field": k, "value": v} for k, v in view.provenance(chosen, _judged)], selection=None,
+                label="provenance of the chosen version (and who judged it)")
     return
 
 

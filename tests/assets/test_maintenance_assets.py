@@ -53,3 +53,18 @@ def test_defs_resolve_every_job_schedule_and_sensor():
     assert defs.resolve_schedule_def("nightly_index_maintenance").job.name == "index_maintenance_job"
     main = defs.resolve_job_def("main")
     assert "expiry_sweep" not in {n.name for n in main.nodes}
+
+
+def test_projection_repair_replays_failed_index_writes(tmp_path):
+    from assets.maintenance import projection_repair
+
+    home = tmp_path / "home"
+    with Memory.open(home, embedder="hashing") as memory:
+        tool = memory.for_run(Identity(tenant="t", user="u"))
+        fact = tool.set("k", "a value the index missed").version
+        memory.flush()
+        memory.store.record_projection_failure([fact], "disk full", fact.created_at)
+    result = dg.materialize([projection_repair], resources={"memory_home": MemoryHomeResource(home=str(home)),
+                                                            "embedder": EmbedderResource(name="hashing")})
+    md = result.asset_materializations_for_node("projection_repair")[0].metadata
+    assert result.success and md["waiting"].value == 1 and md["repaired"].value == 1

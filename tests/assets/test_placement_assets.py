@@ -30,3 +30,10 @@ def test_placement_materializes_as_constructed_and_is_not_written_twice(tmp_path
     assert _materialize(home).success
     with Memory.open(home, read_only=True) as memory:
         assert memory.store.table_counts()["memory_versions"] == versions
+
+
+def test_the_placement_check_fails_when_a_fact_lands_elsewhere():
+    passed = placement_as_constructed(placed_facts={"mismatches": [], "halves_apart": []})
+    failed = placement_as_constructed(placed_facts={"mismatches": [{"key": "k", "expected": ["tenant", "x"],
+                                                                    "got": ["user", "y"]}], "halves_apart": ["k2"]})
+    assert passed.passed and not failed.passed and failed.metadata["halves_apart"].value == 1

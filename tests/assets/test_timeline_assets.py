@@ -132,3 +132,19 @@ def test_the_llm_resource_is_offline_by_default():
     assert isinstance(LLMResource().extractor(), RuleExtractor) and isinstance(LLMResource().judge(), RuleJudge)
     online = LLMResource(base_url="http://127.0.0.1:9/v1", model="m")
     assert isinstance(online.judge(), LLMJudge) and online.extractor().name == "openai:m"
+
+
+def test_the_probe_check_fails_when_the_store_answers_otherwise(tmp_path):
+    from corpora.timeline import generate_timeline, load_timeline
+    from assets.timeline import TimelineConfig
+
+    home = tmp_path / "home"
+    corpus = generate_timeline(seed=3, subjects=3)
+    with Memory.open(home) as memory:
+        load_timeline(memory, corpus, tenant="t-demo", run="r")
+        memory.store.query("UPDATE memory_versions SET value_json = '\"Atlantis\"' WHERE key = 'city'")
+        memory.store._cache.clear()
+    result = probes_answer_as_constructed(memory_home=MemoryHomeResource(home=str(home)),
+                                          config=TimelineConfig(seed=3, subjects=3, tenant="t-demo"),
+                                          timeline_corpus=corpus)
+    assert not result.passed and result.metadata["right"].value < result.metadata["probes"].value

@@ -40,3 +40,16 @@ def test_the_figure_shows_what_the_store_held_at_known_at(tool, clock):
     clock.advance(timedelta(days=1))
     tool.set("city", "Paris", valid_at=utc(2023, 3, 1))
     assert len(view.figure(tool.history("city"), known_at=known).axes[0].patches) == 1
+
+
+def test_the_provenance_panel_names_who_judged_the_fact(tool):
+    from memory_core import timeline_view as view
+
+    row = tool.set("office", "on the third floor").version
+    judged = [{"judge": "rules-judge-v1", "verdict": "update", "confidence": 0.985, "peer_key": "office-old",
+               "action": "retire", "reason": "another floor", "judged_fact": row.fact_id, "peer_fact": "x"},
+              {"judge": "other", "verdict": "related", "confidence": 0.9, "peer_key": "k", "action": "nothing",
+               "judged_fact": "someone-else", "peer_fact": "y"}]
+    labels = dict(view.provenance(row, judged))
+    assert labels["judged by rules-judge-v1"] == "update 0.98 vs office-old: retire (another floor)"
+    assert "judged by other" not in labels
