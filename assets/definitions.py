@@ -1,6 +1,7 @@
 """The one Dagster ``defs`` of the platform. `dagster dev -m assets.definitions` loads it."""
 import dagster as dg
 
+from .documents import guide_documents
 from .evals import coref_mcnemar, extraction_observation_recall, locomo_recall, resolver_calibration
 from .extraction import extraction_job, extraction_queue_drain, extraction_queue_sensor, nightly_consolidation
 from .maintenance import (SCHEDULES, expiry_sweep, expiry_sweep_job, index_maintenance, index_maintenance_job,
@@ -14,7 +15,8 @@ from .timeline import (audit_chain_verifies, every_table_classified, no_overlapp
                        no_row_across_tenants, probes_answer_as_constructed, timeline_corpus, timeline_memory,
                        timeline_summary)
 
-ASSETS = [timeline_corpus, timeline_memory, timeline_summary, resolver_demo_statements, placement_corpus, placed_facts,
+ASSETS = [timeline_corpus, timeline_memory, timeline_summary, resolver_demo_statements, guide_documents, placement_corpus,
+          placed_facts,
           extraction_queue_drain, retrieval_index, locomo_recall, coref_mcnemar, extraction_observation_recall,
           resolver_calibration, expiry_sweep, index_maintenance, resolver_pass, projection_repair, tenant_report]
 CHECKS = [no_overlapping_live_intervals, audit_chain_verifies, probes_answer_as_constructed, index_agrees_with_heads,

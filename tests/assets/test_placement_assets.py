@@ -37,3 +37,22 @@ def test_the_placement_check_fails_when_a_fact_lands_elsewhere():
     failed = placement_as_constructed(placed_facts={"mismatches": [{"key": "k", "expected": ["tenant", "x"],
                                                                     "got": ["user", "y"]}], "halves_apart": ["k2"]})
     assert passed.passed and not failed.passed and failed.metadata["halves_apart"].value == 1
+
+
+def test_the_guides_become_searchable_documents_in_the_graph(tmp_path):
+    from assets.documents import guide_documents
+
+    home = tmp_path / "home"
+    result = dg.materialize([guide_documents], resources={"memory_home": MemoryHomeResource(home=str(home))})
+    md = result.asset_materializations_for_node("guide_documents")[0].metadata
+    assert result.success and md["documents"].value >= 5 and md["chunks_in_graph_for_first"].value >= 1
+    with Memory.open(home, embedder="hashing") as memory:
+        tool = memory.for_run(Identity(tenant="docs-demo", user="reader"))
+        assert any(d["key"] == "graph" for d in tool.doc_list(scope="tenant"))
+        hits = tool.search("single-valued relation one value current", scope="tenant", sources=["document"]).hits
+        assert hits and hits[0].key.startswith("doc:")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    skipped = dg.materialize([guide_documents], resources={"memory_home": MemoryHomeResource(home=str(home))},
+                             run_config={"ops": {"guide_documents": {"config": {"folder": str(empty)}}}})
+    assert skipped.asset_materializations_for_node("guide_documents")[0].metadata["skipped"].value is True
