@@ -29,8 +29,10 @@ def main() -> int:
     print(f"store       : {home / 'memory.duckdb'}")
     print(f"summary     : {summary_path}")
     print(f"run history : {instance.root_directory}  (browse with `make ui`)")
-    for report in sorted((home / "reports").glob("*/*_report.md")):
+    for report in sorted((home / "reports").glob("*/*.md")):  # locomo, coref, observations, resolver
         print(f"report      : {report}")
+    print("notebooks   : .venv/bin/marimo edit notebooks/{fact_timeline,eval_report,review_queue}.py -- --home "
+          f"{home}")
     for event in result.get_asset_materialization_events():
         materialization = event.step_materialization_data.materialization
         if "skipped" in materialization.metadata:
