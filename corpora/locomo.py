@@ -99,7 +99,7 @@ def locate(path: str | Path | None, shared_root: Path) -> Path:
         candidate = candidate / DEFAULT_FILE
     if not candidate.exists():
         raise LocomoNotFound(
-            f"LoCoMo data not found at {candidate}; point `memcore eval locomo --data`, the locomo_recall "
+            f"LoCoMo data not found at {candidate}; point `memcore eval locomo|observations --data`, the "
             "asset's `data` config, or MEMCORE_SHARED (the folder holding corpora/) at it")
     return candidate
 
