@@ -219,6 +219,13 @@ def _names_attributes(prefix: tuple[str, ...]) -> bool:
     return not any(w.endswith("'s") for w in before[:-1])
 
 
+def _only_a_name(prefix: tuple[str, ...], text: str) -> bool:
+    """Is the shared beginning only a name (every word capitalised in the text, "I" included)?
+    Then the differing spans hold the predicates, not two objects of one predicate."""
+    raw = [t for t in _raw_tokens(text) if not _punctuation_only(t)][:len(prefix)]
+    return len(raw) == len(prefix) and all(t[:1].isupper() for t in raw)
+
+
 def substitution(a: str, b: str) -> Substitution | None:
     """The templated substitution turning `a` (old) into `b` (new), or None when they do not pair.
 
@@ -241,6 +248,8 @@ def substitution(a: str, b: str) -> Substitution | None:
         return None  # nothing shared up front: different subjects, or one text extends the other
     if all(w in ARTICLES or w in POSSESSIVES for w in prefix):
         return None  # "The cat ..." / "The dog ...": the subject itself differs
+    if not suffix and _only_a_name(prefix, b):
+        return None  # "Diego lives in Austin" / "Diego works at Globex": two predicates of one subject
     if any(w in COPULAS for w in old_span + new_span + suffix):
         return None  # the span holds or precedes the copula, so it is the subject
     numbers = _numbers(old_span) and _numbers(new_span)
