@@ -110,6 +110,14 @@ def follow(rows: Sequence[FactVersion], linked: Mapping[str, Sequence[LinkedObse
                 obs_id = observation.triple_id
             out.links.append(Link(obs_id, row.fact_id, row.key, row.content_sha256, "stated", row.created_at))
             newly_linked.setdefault(obs_id, set()).add(row.fact_id)
+        stated = {rel.triple for rel in row.relations}
+        for lo in before:  # a restatement naming other facts no longer states the ones it dropped
+            obs = lo.observation
+            if (lo.link.link_kind == "stated" and obs.ended_at is None and obs.triple_id not in out.ends
+                    and (obs.subject, obs.relation, obs.object) not in stated
+                    and not (holders(obs.triple_id) | newly_linked.get(obs.triple_id, set())) - {row.fact_id}):
+                out.ends[obs.triple_id] = (max(obs.start, row.created_at), RETIRED)
+                out.groups.add((obs.subject, obs.relation))
     for row in rows:
         if row in holding:
             continue

@@ -86,13 +86,14 @@ class _Overlay:
 
 
 def _unchanged(state: SetState) -> bool:
-    """A restatement that names no new sensitivity, adds no pin and sets no ttl writes nothing."""
+    """A restatement that names no new sensitivity, adds no pin, sets no ttl and names no other
+    graph facts writes nothing."""
     if not state.restatement:
         return False
     r = state.request
     prior = next(s for s in state.states if s.fact_id == state.plan.restates)
     return ((r.sensitivity is None or r.sensitivity == prior.sensitivity) and (not r.pin or prior.pinned)
-            and r.ttl_seconds is None)
+            and r.ttl_seconds is None and (not r.relations or r.relations == prior.relations))
 
 
 def run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], *, check_cap: int | None = None,

@@ -236,3 +236,17 @@ def test_redaction_leaves_no_triple_of_the_value(gmem, ana, gclock):
     assert [f.object for f in ana.list_facts("user", as_of=OCT1)] == []
     assert "zanzibar" not in repr(gmem.store.query("SELECT * FROM graph_triples")).casefold()
     assert "zanzibar" not in repr(gmem.store.query("SELECT * FROM graph_entities")).casefold()
+
+
+def test_a_document_put_again_with_another_subject_moves_its_chunks_in_the_graph(ana, gclock):
+    body = "# Checkout\n\nRestart the pods."
+    ana.doc_put("runbook", body, metadata={"subject": "checkout-api", "entity_type": "service", "fact_class": "runbook"})
+    gclock.advance(timedelta(hours=1))
+    again = ana.doc_put("runbook", body, metadata={"subject": "billing-api", "entity_type": "service",
+                                                   "fact_class": "runbook"})
+    assert again.details["chunks_unchanged"] == 0  # the text is the same, the graph facts are not
+    assert [d["key"] for d in ana.graph_recall("billing-api").documents] == ["doc:runbook#0000"]
+    assert ana.graph_recall("checkout-api").documents == ()  # the chunk no longer names it
+    gclock.advance(timedelta(hours=1))
+    ana.doc_put("runbook", body, metadata={"subject": "billing-api", "entity_type": "service", "fact_class": "runbook"})
+    assert ana.get("doc:runbook#0000").reinforcement_count == 1  # a true restatement stays one
