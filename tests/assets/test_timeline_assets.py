@@ -3,7 +3,6 @@ import dataclasses
 import json
 
 import dagster as dg
-import pytest
 
 from assets.definitions import defs
 from assets.resources import MemoryHomeResource

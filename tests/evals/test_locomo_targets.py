@@ -1,6 +1,4 @@
 """Benchmark-sized: the LoCoMo recall targets on the dev file (`make test-slow`)."""
-from pathlib import Path
-
 import pytest
 
 from corpora.locomo import LocomoNotFound, load_locomo, locate
