@@ -6,8 +6,6 @@ the live annotations.
 """
 import dagster as dg
 
-from memory_core import Memory
-
 from .resources import EmbedderResource, LLMResource, MemoryHomeResource
 from .timeline import STORE_POOL
 
@@ -45,15 +43,10 @@ extraction_job = dg.define_asset_job("extraction_job", selection=[extraction_que
 @dg.sensor(job=extraction_job, minimum_interval_seconds=30,
            description="Launches the queue drain when jobs were queued since the last look (cursor: the newest job).")
 def extraction_queue_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
-    path = memory_home.path
-    if not (path / "memory.duckdb").exists():
-        return dg.SkipReason(f"no memory home at {path} yet")
-    try:
-        with Memory.open(path, read_only=True) as memory:
-            cursor = memory.store.queue_cursor()
-            backlog = memory.store.queue_backlog()
-    except Exception as exc:  # a writer holds the home: look again next tick
-        return dg.SkipReason(f"the memory home is busy ({type(exc).__name__}); will look again")
+    seen = memory_home.peek(lambda memory: (memory.store.queue_cursor(), memory.store.queue_backlog()))
+    if isinstance(seen, dg.SkipReason):
+        return seen
+    cursor, backlog = seen
     due = sum(n for k, n in backlog.items() if k.endswith(":pending"))
     if not cursor or (cursor == context.cursor and not due):
         return dg.SkipReason("no new extraction work")

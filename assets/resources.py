@@ -2,7 +2,7 @@
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import dagster as dg
 
@@ -25,6 +25,18 @@ class MemoryHomeResource(dg.ConfigurableResource):
         # Open for the work at hand only: DuckDB allows one writer process per file.
         with Memory.open(self.path, create=not read_only, read_only=read_only, embedder=embedder) as memory:
             yield memory
+
+
+    def peek(self, read: Callable[[Memory], Any]) -> Any:
+        """For sensors: ``read(memory)`` on the home opened read-only, or a SkipReason when there
+        is no home yet or a writer holds it (the sensor looks again next tick)."""
+        if not (self.path / "memory.duckdb").exists():
+            return dg.SkipReason(f"no memory home at {self.path} yet")
+        try:
+            with self.open(read_only=True) as memory:
+                return read(memory)
+        except Exception as exc:
+            return dg.SkipReason(f"the memory home is busy ({type(exc).__name__}); will look again")
 
 
 class EmbedderResource(dg.ConfigurableResource):

@@ -8,8 +8,6 @@ import io
 
 import dagster as dg
 
-from memory_core import Memory
-
 from .resources import MemoryHomeResource
 
 tenants = dg.DynamicPartitionsDefinition(name="tenants")
@@ -69,14 +67,10 @@ tenant_report_job = dg.define_asset_job("tenant_report_job", selection=[tenant_r
 @dg.sensor(job=tenant_report_job, minimum_interval_seconds=60,
            description="Registers every tenant of the store as a partition and asks for its report once.")
 def tenant_partitions_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
-    path = memory_home.path
-    if not (path / "memory.duckdb").exists():
-        return dg.SkipReason(f"no memory home at {path} yet")
-    try:
-        with Memory.open(path, read_only=True) as memory:
-            found = sorted({r["tenant"] for r in memory.store.query("SELECT DISTINCT tenant FROM memory_versions")})
-    except Exception as exc:  # a writer holds the home: look again next tick
-        return dg.SkipReason(f"the memory home is busy ({type(exc).__name__}); will look again")
+    found = memory_home.peek(lambda memory: [r["tenant"] for r in memory.store.query(
+        "SELECT DISTINCT tenant FROM memory_versions ORDER BY 1")])
+    if isinstance(found, dg.SkipReason):
+        return found
     known = set(context.instance.get_dynamic_partitions("tenants"))
     new = [t for t in found if t not in known]
     if not new:

@@ -30,11 +30,6 @@ from .metrics import bootstrap_ci
 LICENCE = "LoCoMo (snap-research/LoCoMo), CC BY-NC 4.0: non-commercial use, attribution"
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1, norms)
-
-
 def calibrate(embed, observations, turn_text: dict[tuple[str, str], str], seed: int = 5) -> dict:
     """Youden-optimal cosine threshold from known positive and negative pairs."""
     from sklearn.metrics import roc_auc_score
@@ -54,7 +49,7 @@ def calibrate(embed, observations, turn_text: dict[tuple[str, str], str], seed: 
             labels.append(0)
     if not pairs or len(set(labels)) < 2:
         return {"tau": 0.5, "pairs": len(pairs), "note": "too few labelled pairs; tau defaulted to 0.5"}
-    left, right = _unit(embed([a for a, _ in pairs])), _unit(embed([b for _, b in pairs]))
+    left, right = embed([a for a, _ in pairs]), embed([b for _, b in pairs])  # unit rows
     cos = (left * right).sum(axis=1)
     y = np.asarray(labels)
     best = max(np.arange(0.05, 0.96, 0.01), key=lambda t: ((cos >= t) & (y == 1)).sum() / (y == 1).sum()
@@ -70,7 +65,7 @@ def recovered(embed, observations: Sequence[str], facts: Sequence[str], tau: flo
         return []
     if not facts:
         return [False] * len(observations)
-    sims = _unit(embed(list(observations))) @ _unit(embed(list(facts))).T
+    sims = embed(list(observations)) @ embed(list(facts)).T  # unit rows: cosines
     return [bool(row.max() >= tau) for row in sims]
 
 

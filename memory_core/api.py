@@ -25,6 +25,7 @@ from .lifecycle.expiry import decide_expiry, is_anonymized
 from .lifecycle.flags import KeyOp
 from .document_ops import DocumentOps
 from .extraction.ops import ExtractionOps
+from .extraction.harvest import run_harvest_job
 from .extraction.queue import ExtractionQueueOps, run_extract_job, run_queue
 from .extraction.pipeline import BUILTIN_STEPS, Step
 from .extraction.rules import RuleExtractor
@@ -33,6 +34,8 @@ from .lifecycle.tool import LifecycleOps
 from .tenant_settings import TenantSettingsOps
 from .model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
 from .projection import value_text
+from .resolver.judge import RuleJudge
+from .resolver.run import run_pass
 from .review import ReviewOps
 from .retrieval import SearchResult
 from .retrieval.search_api import run_search
@@ -198,16 +201,11 @@ class Memory:
     def run_extraction_queue(self, *, worker: str | None = None, limit: int = 8, lease_s: float = 300.0,
                              kinds: Sequence[str] = ("extract", "harvest")) -> dict[str, int]:
         """Lease up to ``limit`` due extraction jobs and run them; counts by outcome."""
-        from .extraction.harvest import run_harvest_job
-
         return run_queue(self, {"extract": run_extract_job, "harvest": run_harvest_job},
                          worker=worker or f"worker-{os.getpid()}", limit=limit, lease_s=lease_s, kinds=kinds)
 
     def resolve(self, judge: Any = None, settings: Any = None) -> Any:
         """One conflict-resolver pass: mark new statements, judge owed ones, act (see ``resolver``)."""
-        from .resolver.judge import RuleJudge
-        from .resolver.run import run_pass
-
         if self.embedder is None:
             raise InvalidInput("the conflict resolver compares vectors: open the memory with an embedder")
         return run_pass(self, judge or RuleJudge(), settings)

@@ -82,6 +82,10 @@ class TenantSettingsOps:
         if not isinstance(subject, str) or not isinstance(subject_type, str):
             raise InvalidInput('scope="auto" needs subject and subject_type (the entity the fact is about)',
                                field="subject")
+        return self.placement(subject, subject_type, known_types=self.known_types(subject))
+
+    def known_types(self, subject: str) -> list[str]:
+        """The entity types the graph gives ``subject`` in the scopes this run can read (user, tenant)."""
         store, identity, known = self._memory.store, self.identity, set()  # type: ignore[attr-defined]
         for scope in (Scope.USER, Scope.TENANT):
             try:
@@ -89,7 +93,7 @@ class TenantSettingsOps:
             except MemcoreError:
                 continue  # a scope this run cannot read tells it nothing
             known.update(store.entity_types(namespace, entity_id(subject)))
-        return self.placement(subject, subject_type, known_types=sorted(known))
+        return sorted(known)
 
     def _put_config(self, tenant: str, memory_type: str, body: dict[str, Any]) -> None:
         memory = self._memory

@@ -32,6 +32,13 @@ def memory(home: Path, clock: FixedClock) -> Iterator[Memory]:
 
 
 @pytest.fixture
+def indexed_memory(home: Path, clock: FixedClock) -> Iterator[Memory]:
+    """A home with the (test-only) hashing embedder: peers are judged, recall and search work."""
+    with Memory.open(home, clock=clock, embedder="hashing") as m:
+        yield m
+
+
+@pytest.fixture
 def tool_for(memory: Memory) -> Callable[..., MemoryTool]:
     def make(tenant: str = "acme", user: str | None = "ana", agent: str | None = "helper", **kw: object) -> MemoryTool:
         return memory.for_run(Identity(tenant=tenant, user=user, agent=agent, session="s1", run="r1", **kw))

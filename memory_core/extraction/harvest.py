@@ -12,7 +12,6 @@ scope grant) is reported once, as one error event, not once per span.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -78,7 +77,7 @@ class HarvestBridge:
             parse_messages(evicted, session=session)
             memory = self.memory
             banked = memory.store.enqueue(
-                "hv-" + os.urandom(8).hex(), identity.namespace(Scope.USER), identity.actor, "harvest",
+                "hv-" + memory._new_id()[:16], identity.namespace(Scope.USER), identity.actor, "harvest",
                 {"messages": list(evicted), "boundary": boundary, "generation": generation, "session": session,
                  "identity": _identity_fields(identity)}, memory.clock.now(), capacity=self.capacity)
         except Exception as exc:  # the store is gone, the span is malformed...: the run goes on

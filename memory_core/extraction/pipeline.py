@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import InvalidInput
-from ..graph.model import entity_id
 from ..identity import Scope
 from ..values import canonical_json, content_sha256
 from .model import Extracted, Extractor, Turn, slug
@@ -241,13 +240,8 @@ def place_facts(state: ExtractionState, ctx: StepContext) -> None:
     tool = ctx.tool
     kept = []
     for fact in state.facts:
-        types = []
-        for scope in (Scope.USER, Scope.TENANT):
-            try:
-                types += tool._memory.store.entity_types(tool.identity.namespace(scope), entity_id(fact.subject))
-            except Exception:
-                continue
-        if len(set(types)) != 1 or ctx.dry_run:
+        types = tool.known_types(fact.subject)
+        if len(types) != 1 or ctx.dry_run:
             kept.append(fact)
             continue
         placed = tool.set(fact.key, fact.value, scope="auto", subject=fact.subject, subject_type=types[0],

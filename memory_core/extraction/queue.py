@@ -8,7 +8,6 @@ the job at once; other failures wait with exponential backoff until ``max_attemp
 """
 from __future__ import annotations
 
-import os
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -38,7 +37,7 @@ class ExtractionQueueOps:
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or not 1 <= max_attempts <= 50:
             raise InvalidInput("max_attempts must be an integer from 1 to 50", field="max_attempts")
         memory = self._memory
-        queue_id = "xq-" + os.urandom(8).hex()
+        queue_id = "xq-" + memory._new_id()[:16]
         memory.store.enqueue(queue_id, namespace, identity.actor, "extract", {
             "messages": list(messages), "session": session, "session_date": iso(when),
             "identity": _identity_fields(identity)}, memory.clock.now(), max_attempts=max_attempts)

@@ -85,16 +85,15 @@ def follow(rows: Sequence[FactVersion], linked: Mapping[str, Sequence[LinkedObse
     order = 0
     for row in holding:
         before = linked.get(row.fact_id, ())
-        linked_open = {lo.observation.subject + "\0" + lo.observation.relation + "\0" + lo.observation.object
+        linked_open = {(lo.observation.subject, lo.observation.relation, lo.observation.object)
                        for lo in before if lo.observation.ended_at is None}
         for rel in row.relations:
-            triple = "\0".join(rel.triple)
             out.entities.setdefault(rel.subject, rel.subject_type)
             if rel.subject_type:
                 out.entities[rel.subject] = rel.subject_type
             if rel.relation != "documented_in":
                 out.entities.setdefault(rel.object, rel.object_type)
-            if triple in linked_open:
+            if rel.triple in linked_open:
                 continue
             seen = row.created_at + order * MICROSECOND
             order += 1

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-import numpy as np
 
 from ..identity import Namespace
 from ..llm.port import LLMMalformed, LLMRefused, LLMUnavailable
@@ -58,11 +57,6 @@ class PassReport:
         return dataclasses.asdict(self)
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
-    norm = np.linalg.norm(v, axis=-1, keepdims=True)
-    return v / np.where(norm == 0, 1, norm)
-
-
 def holds(row: FactVersion | None, now: datetime) -> bool:
     return row is not None and row.status in _LIVE and not row.expired(now) and row.sensitivity != "high"
 
@@ -74,7 +68,7 @@ def mark_new(memory: "Memory", settings: ResolverSettings) -> dict[str, int]:
         return {"owed": 0, "none": 0}
     marks, counts = [], {"owed": 0, "none": 0}
     texts = [value_text(r.value) for _, r in fresh]
-    vectors = _unit(memory.embedder.embed(texts))
+    vectors = memory.embedder.embed(texts)  # unit rows: the embedder protocol's promise
     peers = memory._peer_vectors()
     # A peer counts only if it was there when the statement was written: a statement of this
     # batch sees the ones before it, and everything written before the batch.
@@ -119,14 +113,14 @@ def cluster(memory: "Memory", row: FactVersion, settings: ResolverSettings) -> l
     nearest live peers of its type at the floor. Never a high or a pinned row."""
     store, now = memory.store, memory.clock.now()
     ns = Namespace(row.tenant, row.scope, row.owner_id)
-    vector = _unit(memory.embedder.embed([value_text(row.value)]))[0]
+    vector = memory.embedder.embed([value_text(row.value)])[0]
     states = {s.fact_id: s for group in store.namespace_states(ns).values() for s in group}
     out: list[tuple[FactVersion, float]] = []
-    for fact_id in row.conflict_with:
-        peer = states.get(fact_id)
-        if _eligible(peer, row, now) or (holds(peer, now) and peer.fact_id != row.fact_id and not peer.pinned):
-            cos = float(_unit(memory.embedder.embed([value_text(peer.value)]))[0] @ vector)
-            out.append((peer, cos))
+    flags = [p for p in (states.get(f) for f in row.conflict_with)
+             if holds(p, now) and p.fact_id != row.fact_id and not p.pinned]  # a flag counts whatever its type
+    if flags:
+        cosines = memory.embedder.embed([value_text(p.value) for p in flags]) @ vector
+        out.extend((peer, float(cos)) for peer, cos in zip(flags, cosines))
     seen = {p.fact_id for p, _ in out}
     for fact_id, key, cosine in memory._peer_vectors().nearest(ns, vector[None, :], settings.floor, 32)[0]:
         peer = states.get(fact_id)
@@ -192,12 +186,12 @@ def run_pass(memory: "Memory", judge: Judge, settings: ResolverSettings | None =
         if answer.usage is not None:
             store.add_spend(ns, now.date(), "resolver", answer.usage.cost_usd)
         judged_by_peer = {j.peer: j for j in answer.judgements}
+        thresholds = Thresholds(config.resolver_retire_confidence, config.resolver_flag_confidence,
+                                config.resolver_clear_confidence)
         for peer, _ in peers:
             judgement = judged_by_peer.get(peer.fact_id)
             if judgement is None:
                 continue  # a peer the answer leaves out changes nothing
-            thresholds = Thresholds(config.resolver_retire_confidence, config.resolver_flag_confidence,
-                                    config.resolver_clear_confidence)
             action = act(memory, ns, row.fact_id, row.key, mark.content_sha256, peer.fact_id, peer.key,
                          judgement, config.policy.value, thresholds, judge.name)
             report.actions[action.kind] += 1

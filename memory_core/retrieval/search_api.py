@@ -60,8 +60,7 @@ def run_search(tool: "MemoryTool", query: Any, **kwargs: Any) -> SearchResult:
     if waiting:
         note = f"{len(waiting)} write(s) in this scope are not in the index yet (recorded for repair)"
         result = dataclasses.replace(result, notes=result.notes + (note,))
-    counts = memory.store.queue_counts(namespace)
-    queued = counts["pending"] + counts["running"]
+    queued = memory.store.unfinished_jobs(namespace)
     if queued:  # a conversation of this scope is still waiting to be read: the answer may be missing it
         result = dataclasses.replace(result, pending_extraction=queued, notes=result.notes + (
             f"{queued} extraction job(s) for this scope are still queued",))

@@ -14,10 +14,11 @@ from typing import Any, Callable, Iterable, Sequence
 import duckdb
 
 from ..graph.follow import GraphChanges, Link, LinkedObservation, follow, holds_graph
+from ..graph.model import Observation
 from ..graph.order import changed_ends, fallback, with_ends
 from ..identity import Namespace
 from ..model import FactVersion
-from .schema import COLS, row_to_version
+from .schema import COLS, row_to_version, utc
 
 _NS = "tenant = ? AND scope = ? AND owner_id = ?"
 _OBS_COLS = ("triple_id", "subject", "relation", "object", "start_at", "dated", "valid_to", "seen_at", "ended_at",
@@ -31,10 +32,7 @@ def _ns(ns: Namespace) -> list[Any]:
     return [ns.tenant, ns.scope.value, ns.owner_id]
 
 
-def _observation(row: Sequence[Any]):
-    from ..graph.model import Observation
-    from .schema import utc
-
+def _observation(row: Sequence[Any]) -> Observation:
     r = dict(zip(_OBS_COLS, row))
     return Observation(r["triple_id"], r["subject"], r["relation"], r["object"], utc(r["start_at"]), bool(r["dated"]),
                        utc(r["valid_to"]), utc(r["seen_at"]), utc(r["ended_at"]), r["end_reason"], r["origin"],
@@ -45,14 +43,17 @@ class GraphTables:
     # Relations the tenant declared single-valued; the Memory wires its write configuration in.
     single_valued: Callable[[str], frozenset[str]] = staticmethod(lambda tenant: frozenset())  # type: ignore[assignment]
     graph_new_id: Callable[[], str] = staticmethod(lambda: os.urandom(16).hex())  # type: ignore[assignment]
-    _graph_present: bool | None = None
+    # Facts with a graph link (a superset after a rollback or a redaction: it only saves queries).
+    _linked_facts: set[str] | None = None
 
     # -- the follow, inside a write's transaction ----------------------------------------------
 
     def follow_graph(self, con: duckdb.DuckDBPyConnection, rows: Sequence[FactVersion]) -> None:
-        if self._graph_present is None:
-            self._graph_present = bool(con.execute("SELECT count(*) FROM graph_links").fetchall()[0][0])
-        if not rows or (not self._graph_present and not any(r.relations for r in rows)):
+        """A write's rows touch the graph only when one states relations or its fact is linked:
+        every other write (most of them) costs no graph query."""
+        if self._linked_facts is None:
+            self._linked_facts = {r[0] for r in con.execute("SELECT DISTINCT fact_id FROM graph_links").fetchall()}
+        if not any(r.relations or r.fact_id in self._linked_facts for r in rows):
             return
         newest: dict[str, FactVersion] = {}
         for row in rows:
@@ -78,8 +79,6 @@ class GraphTables:
         for subject, relation in sorted(changes.groups):
             if relation in single:
                 self._repair_group(con, ns, subject, relation, now)
-        if changes:
-            self._graph_present = True
 
     def _linked(self, con, ns: Namespace, fact_ids: list[str]) -> dict[str, list[LinkedObservation]]:
         sql = (f"SELECT {_OBS}, l.fact_id, l.key, l.content_sha256, l.link_kind, l.linked_at FROM graph_links l "
@@ -129,6 +128,8 @@ class GraphTables:
             con.execute("INSERT INTO graph_links VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [*base, link.triple_id, link.fact_id, link.key, link.content_sha256, link.link_kind,
                          link.linked_at])
+            if self._linked_facts is not None:
+                self._linked_facts.add(link.fact_id)
         self._set_ends(con, ns, changes.ends)
         for entity, entity_type in sorted(changes.entities.items()):
             known = con.execute(f"SELECT entity_type FROM graph_entities WHERE {_NS} AND entity_id = ?",

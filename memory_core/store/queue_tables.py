@@ -58,11 +58,24 @@ def _row(r: Sequence[Any]) -> QueueRow:
 
 
 class QueueTables:
+    # Unfinished jobs per namespace, for every search to read: kept here, dropped by each queue
+    # write (this process is the home's only writer), reloaded in one query when next read.
+    _unfinished: dict[Namespace, int] | None = None
+
+    def unfinished_jobs(self, namespace: Namespace) -> int:
+        """Pending and running jobs of a namespace (what ``search`` reports as pending_extraction)."""
+        if self._unfinished is None:
+            rows = self._rows("SELECT tenant, scope, owner_id, count(*) FROM extraction_queue "
+                              "WHERE status IN ('pending', 'running') GROUP BY 1, 2, 3", [])
+            self._unfinished = {Namespace(t, Scope(s), o): int(n) for t, s, o, n in rows}
+        return self._unfinished.get(namespace, 0)
+
     def enqueue(self, queue_id: str, namespace: Namespace, requested_by: str, kind: str, payload: dict[str, Any],
                 now: datetime, *, max_attempts: int = 5, capacity: int | None = None) -> bool:
         """Add one job; False (and nothing written) when the namespace already holds ``capacity``
         unfinished jobs of this kind."""
         with self._tx() as con:
+            self._unfinished = None  # under the store's lock: no reader caches the old counts
             if capacity is not None:
                 waiting = con.execute("SELECT count(*) FROM extraction_queue WHERE tenant = ? AND scope = ? AND "
                                       "owner_id = ? AND kind = ? AND status IN ('pending', 'running')",
@@ -81,6 +94,7 @@ class QueueTables:
         due = ("((status = 'pending' AND next_attempt_at <= $now) OR (status = 'running' AND lease_expires_at <= $now))"
                " AND list_contains($kinds, kind)")
         with self._tx() as con:
+            self._unfinished = None  # under the store's lock: no reader caches the old counts
             # A job whose lease ran out once too often fails instead of being taken again.
             con.execute(f"UPDATE extraction_queue SET status = 'failed', lease_owner = NULL, updated_at = $now, "
                         f"last_error = 'its worker stopped before finishing ' || attempts || ' time(s)' "
@@ -106,6 +120,7 @@ class QueueTables:
 
     def complete(self, queue_id: str, worker: str, now: datetime, result: dict[str, Any]) -> bool:
         with self._tx() as con:
+            self._unfinished = None  # under the store's lock: no reader caches the old counts
             if not self._leased(con, queue_id, worker):
                 return False
             con.execute("UPDATE extraction_queue SET status = 'done', lease_owner = NULL, lease_expires_at = NULL, "
@@ -118,6 +133,7 @@ class QueueTables:
         """Record a failure. ``spent`` False (the provider was never reached) gives the attempt
         back; ``permanent`` (a refusal) fails the job at once; else it waits, doubling each time."""
         with self._tx() as con:
+            self._unfinished = None  # under the store's lock: no reader caches the old counts
             if not self._leased(con, queue_id, worker):
                 return False
             attempts, max_attempts = con.execute("SELECT attempts, max_attempts FROM extraction_queue WHERE "
@@ -139,6 +155,7 @@ class QueueTables:
             where += " AND list_contains(?, queue_id)"
             params.append(list(queue_ids))
         with self._tx() as con:
+            self._unfinished = None  # under the store's lock: no reader caches the old counts
             rows = con.execute(f"UPDATE extraction_queue SET status = 'pending', attempts = 0, next_attempt_at = ?, "
                                f"updated_at = ? WHERE {where} RETURNING queue_id", [now, now, *params]).fetchall()
         return sorted(r[0] for r in rows)

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from memory_core import Identity, Memory, Status
+from memory_core import Identity, Status
 from memory_core.errors import CharLimitExceeded, InvalidInput
 from memory_core.store.duckdb_store import DuckDBStore
 from memory_core.write.bulk import import_key
@@ -13,9 +13,8 @@ from tests.conftest import T0, store_snapshot
 
 
 @pytest.fixture
-def memory(home, clock):
-    with Memory.open(home, clock=clock, embedder="hashing") as m:
-        yield m
+def memory(indexed_memory):
+    return indexed_memory
 
 
 @pytest.fixture

@@ -18,14 +18,8 @@ TALK = [{"role": "user", "name": "Ana", "content": "I live in Lisbon."}]
 
 
 @pytest.fixture
-def qmem(home, clock):
-    with Memory.open(home, clock=clock, embedder="hashing") as memory:
-        yield memory
-
-
-@pytest.fixture
-def ana(qmem):
-    return qmem.for_run(Identity(tenant="acme", user="ana", agent="helper", session="s1"))
+def ana(indexed_memory):
+    return indexed_memory.for_run(Identity(tenant="acme", user="ana", agent="helper", session="s1"))
 
 
 class Failing:
@@ -43,13 +37,13 @@ class Failing:
         return RuleExtractor().extract(turns, session_date=session_date)
 
 
-def test_a_queued_conversation_is_read_later_and_search_says_so_meanwhile(qmem, ana):
+def test_a_queued_conversation_is_read_later_and_search_says_so_meanwhile(indexed_memory, ana):
     queue_id = ana.enqueue_extraction(TALK, session="s1")
     assert ana.get("ana:lives_in") is None  # nothing extracted on the caller's path
     found = ana.recall("where does Ana live")
     assert found.pending_extraction == 1 and any("still queued" in n for n in found.notes)
     assert ana.extraction_queue_status() == {"pending": 1, "running": 0, "done": 0, "failed": 0}
-    assert qmem.run_extraction_queue(worker="w1") == {"done": 1, "failed": 0, "waiting": 0, "lease_lost": 0,
+    assert indexed_memory.run_extraction_queue(worker="w1") == {"done": 1, "failed": 0, "waiting": 0, "lease_lost": 0,
                                                       "claimed": 1}
     assert ana.get("ana:lives_in").value == "Ana lives in Lisbon"
     [status] = ana.extraction_status([queue_id])
@@ -57,55 +51,55 @@ def test_a_queued_conversation_is_read_later_and_search_says_so_meanwhile(qmem, 
     assert ana.recall("where does Ana live").pending_extraction == 0
 
 
-def test_a_bad_transcript_is_refused_when_queued(qmem, ana):
-    before = store_snapshot(qmem)
+def test_a_bad_transcript_is_refused_when_queued(indexed_memory, ana):
+    before = store_snapshot(indexed_memory)
     with pytest.raises(InvalidInput):
         ana.enqueue_extraction([{"role": "user"}])
-    assert store_snapshot(qmem) == before
+    assert store_snapshot(indexed_memory) == before
 
 
-def test_an_unreachable_provider_spends_no_attempt_and_backs_off(qmem, ana, clock):
-    qmem.extractor = Failing(LLMUnavailable("down", reached=False), LLMUnavailable("429s", reached=True))
+def test_an_unreachable_provider_spends_no_attempt_and_backs_off(indexed_memory, ana, clock):
+    indexed_memory.extractor = Failing(LLMUnavailable("down", reached=False), LLMUnavailable("429s", reached=True))
     queue_id = ana.enqueue_extraction(TALK, max_attempts=3)
-    assert qmem.run_extraction_queue(worker="w1")["waiting"] == 1
+    assert indexed_memory.run_extraction_queue(worker="w1")["waiting"] == 1
     [row] = ana.extraction_status([queue_id])
     assert row["status"] == "pending" and row["attempts"] == 0 and "down" in row["last_error"]
-    assert qmem.run_extraction_queue(worker="w1")["claimed"] == 0  # not due yet: backoff
+    assert indexed_memory.run_extraction_queue(worker="w1")["claimed"] == 0  # not due yet: backoff
     clock.advance(timedelta(minutes=1))
-    assert qmem.run_extraction_queue(worker="w1")["waiting"] == 1
+    assert indexed_memory.run_extraction_queue(worker="w1")["waiting"] == 1
     assert ana.extraction_status([queue_id])[0]["attempts"] == 1  # reached, failed: an attempt spent
     clock.advance(timedelta(minutes=2))
-    assert qmem.run_extraction_queue(worker="w1")["done"] == 1
+    assert indexed_memory.run_extraction_queue(worker="w1")["done"] == 1
 
 
-def test_a_refusal_fails_at_once_and_retry_puts_the_callers_own_jobs_back(qmem, ana, clock):
-    qmem.extractor = Failing(LLMRefused("bad request", http_status=400))
+def test_a_refusal_fails_at_once_and_retry_puts_the_callers_own_jobs_back(indexed_memory, ana, clock):
+    indexed_memory.extractor = Failing(LLMRefused("bad request", http_status=400))
     queue_id = ana.enqueue_extraction(TALK)
-    assert qmem.run_extraction_queue(worker="w1")["failed"] == 1
+    assert indexed_memory.run_extraction_queue(worker="w1")["failed"] == 1
     assert ana.extraction_status()[0]["status"] == "failed"
-    bob = qmem.for_run(Identity(tenant="acme", user="ana", agent="other-agent"))
+    bob = indexed_memory.for_run(Identity(tenant="acme", user="ana", agent="other-agent"))
     assert bob.retry_extraction() == [] and bob.extraction_status() == []  # not bob's jobs
     assert ana.retry_extraction() == [queue_id]
-    assert qmem.run_extraction_queue(worker="w1")["done"] == 1
+    assert indexed_memory.run_extraction_queue(worker="w1")["done"] == 1
 
 
-def test_attempts_run_out(qmem, ana, clock):
-    qmem.extractor = Failing(*[LLMUnavailable("busy", reached=True)] * 5)
+def test_attempts_run_out(indexed_memory, ana, clock):
+    indexed_memory.extractor = Failing(*[LLMUnavailable("busy", reached=True)] * 5)
     ana.enqueue_extraction(TALK, max_attempts=2)
-    qmem.run_extraction_queue(worker="w1")
+    indexed_memory.run_extraction_queue(worker="w1")
     clock.advance(timedelta(hours=1))
-    qmem.run_extraction_queue(worker="w1")
+    indexed_memory.run_extraction_queue(worker="w1")
     assert ana.extraction_queue_status()["failed"] == 1
 
 
-def test_a_worker_whose_lease_ran_out_writes_nothing_to_the_job(qmem, ana, clock):
+def test_a_worker_whose_lease_ran_out_writes_nothing_to_the_job(indexed_memory, ana, clock):
     ana.enqueue_extraction(TALK)
-    [row] = qmem.store.claim("slow-worker", clock.now(), lease_s=10, limit=5)
+    [row] = indexed_memory.store.claim("slow-worker", clock.now(), lease_s=10, limit=5)
     clock.advance(timedelta(seconds=11))
-    [again] = qmem.store.claim("fast-worker", clock.now(), lease_s=10, limit=5)
+    [again] = indexed_memory.store.claim("fast-worker", clock.now(), lease_s=10, limit=5)
     assert again.queue_id == row.queue_id and again.attempts == 2
-    assert not qmem.store.complete(row.queue_id, "slow-worker", clock.now(), {})
-    assert qmem.store.complete(row.queue_id, "fast-worker", clock.now(), {"ok": True})
+    assert not indexed_memory.store.complete(row.queue_id, "slow-worker", clock.now(), {})
+    assert indexed_memory.store.complete(row.queue_id, "fast-worker", clock.now(), {"ok": True})
 
 
 WORKER = textwrap.dedent("""

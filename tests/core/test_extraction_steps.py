@@ -3,7 +3,7 @@ from datetime import timedelta
 
 import pytest
 
-from memory_core import Identity, Memory
+from memory_core import Identity
 from memory_core.errors import InvalidInput
 from memory_core.extraction.model import Extracted, ExtractorOutput, parse_messages
 from memory_core.extraction.pipeline import (ExtractionState, StepContext, drop_activity_narration,
@@ -28,14 +28,8 @@ def state_of(*messages, facts=()):
 
 
 @pytest.fixture
-def xmem(home, clock):
-    with Memory.open(home, clock=clock, embedder="hashing") as memory:
-        yield memory
-
-
-@pytest.fixture
-def ana(xmem):
-    return xmem.for_run(Identity(tenant="acme", user="ana", agent="helper", session="s1"))
+def ana(indexed_memory):
+    return indexed_memory.for_run(Identity(tenant="acme", user="ana", agent="helper", session="s1"))
 
 
 def ctx(tool, extractor=None, dry_run=False):
@@ -122,7 +116,7 @@ def test_retire_forgotten_retires_matching_rows_and_drops_earlier_facts(ana, clo
     assert ana.restore("ana:sister_name").verdict == "restored"  # a tombstone, not an erasure
 
 
-def test_set_from_messages_writes_facts_evidence_chunks_and_provenance(ana, xmem):
+def test_set_from_messages_writes_facts_evidence_chunks_and_provenance(ana, indexed_memory):
     result = ana.set_from_messages([
         {"role": "user", "name": "Ana", "content": "I moved to Lisbon last year. My sister's name is Maya."},
         {"role": "assistant", "content": "Let me note that."},
@@ -152,9 +146,9 @@ def test_a_later_statement_supersedes_and_a_forget_retires(ana, clock):
     assert again.written == () and again.dropped["hash_dedup"] == ("ana:lives_in",)
 
 
-def test_steps_can_be_reordered_skipped_or_registered(ana, xmem):
+def test_steps_can_be_reordered_skipped_or_registered(ana, indexed_memory):
     seen = []
-    xmem.register_step("audit_names", lambda state, context: seen.append([f.key for f in state.facts]))
+    indexed_memory.register_step("audit_names", lambda state, context: seen.append([f.key for f in state.facts]))
     result = ana.set_from_messages([{"role": "user", "name": "Ana", "content": "I live in Lisbon."}],
                                    steps=["llm_extract", "audit_names", "bulk_write"])
     assert seen == [["ana:lives_in"]] and result.steps == ("llm_extract", "audit_names", "bulk_write")
@@ -162,22 +156,22 @@ def test_steps_can_be_reordered_skipped_or_registered(ana, xmem):
         with pytest.raises(InvalidInput):
             ana.set_from_messages([{"role": "user", "content": "I live in Lisbon."}], steps=bad)
     with pytest.raises(InvalidInput):
-        xmem.register_step("bulk_write", lambda s, c: None)
+        indexed_memory.register_step("bulk_write", lambda s, c: None)
 
 
-def test_bad_messages_are_refused_and_nothing_is_written(ana, xmem):
-    before = store_snapshot(xmem)
+def test_bad_messages_are_refused_and_nothing_is_written(ana, indexed_memory):
+    before = store_snapshot(indexed_memory)
     for bad in ([], "hello", [{"role": "robot", "content": "x"}], [{"role": "user"}],
                 [{"role": "user", "content": "x", "extra": 1}], [{"role": "user", "content": "x", "at": "yesterday"}]):
         with pytest.raises(InvalidInput):
             ana.set_from_messages(bad)
-    assert store_snapshot(xmem) == before
+    assert store_snapshot(indexed_memory) == before
 
 
-def test_a_dry_run_writes_nothing(ana, xmem):
-    before = store_snapshot(xmem)
+def test_a_dry_run_writes_nothing(ana, indexed_memory):
+    before = store_snapshot(indexed_memory)
     result = ana.set_from_messages([{"role": "user", "name": "Ana", "content": "I live in Lisbon."}], dry_run=True)
-    assert result.dry_run and store_snapshot(xmem) == before
+    assert result.dry_run and store_snapshot(indexed_memory) == before
 
 
 def test_a_model_backed_extractor_through_the_openai_adapter(ana):

@@ -7,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import Identity, Memory, Op, Status
+from memory_core import Identity, Op, Status
 from memory_core.errors import InvalidSnapshot, LiveHead, Locked, NothingToRestore, WrongState
 from tests.conftest import T0, store_snapshot
 
 
 @pytest.fixture
-def memory(home, clock):
-    with Memory.open(home, clock=clock, embedder="hashing") as m:
-        yield m
+def memory(indexed_memory):
+    return indexed_memory
 
 
 @pytest.fixture
