@@ -204,3 +204,20 @@ def test_a_model_backed_extractor_through_the_openai_adapter(ana):
             ana.set_from_messages([{"role": "user", "name": "Ana", "content": "I moved to Porto."}],
                                   session="s10", extractor=LLMExtractor(llm))
         assert ana.get("ana:lives_in").value == "Ana lives in Lisbon"
+
+
+def test_place_facts_writes_facts_about_typed_subjects_where_placement_says(indexed_memory, ana):
+    from memory_core.extraction.pipeline import place_facts
+
+    indexed_memory.for_run(Identity(tenant="acme", user="ops", admin=True)).ontology_set(
+        "## service\n- `@memory_scope` tenant\n")
+    ana.set("api:kind", "checkout-api is a service", scope="tenant", subject="checkout-api", subject_type="service",
+            relations=[["checkout-api", "is a", "service"]])
+    state = state_of({"role": "user", "content": "checkout-api runs on host-7. Ana lives in Lisbon."},
+                     facts=[fact("s1:0", "runs_on", "checkout-api runs on host-7", obj="host-7", subject="checkout-api"),
+                            fact("s1:0")])
+    place_facts(state, ctx(ana))
+    assert [f.key for f in state.facts] == ["ana:lives_in"]  # untyped subject: left to the batch
+    assert state.dropped["place_facts"] == ["checkout-api:runs_on"]
+    assert ana.get("checkout-api:runs_on", scope="tenant").value == "checkout-api runs on host-7"
+    assert ana.get("checkout-api:runs_on", scope="user") is None
