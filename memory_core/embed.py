@@ -40,6 +40,9 @@ class Embedder(Protocol):
         """(len(texts), dim) float32, each row L2-normalised (a zero row for empty text)."""
         ...
 
+    # An embedder may also offer ``embed_pairs(pairs) -> (firsts, seconds)``, answering exactly
+    # what ``embed`` answers for each side of (index text, value text) pairs, only faster.
+
 
 def _normalise(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
@@ -102,13 +105,23 @@ class StaticEmbedder:
             model = distill(model_name=str(_minilm_path()), pca_dims=self.dim)
             self._path.mkdir(parents=True, exist_ok=True)
             model.save_pretrained(str(self._path))
-        self._model = StaticModel.from_pretrained(str(self._path))
+        from .static_encoder import ChunkCachedEncoder
+
+        self._model = ChunkCachedEncoder(StaticModel.from_pretrained(str(self._path)))
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _normalise(self._load().encode(list(texts), show_progress_bar=False))
+        return self._load().encode(texts)
+
+    def embed_pairs(self, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Both texts of each pair, as ``embed`` would answer them; an index text (key words, then
+        the value) reuses the value's token sums."""
+        if not pairs:
+            empty = np.zeros((0, self.dim), dtype=np.float32)
+            return empty, empty
+        return self._load().encode_pairs(pairs)
 
 
 class MiniLMEmbedder:

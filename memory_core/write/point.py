@@ -139,8 +139,12 @@ def _details(state: SetState, peer_check: str) -> dict:
 
 def embed_texts(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """The write embeds before it inserts: an embedder failure fails the call and writes nothing."""
+    return _embedding(lambda: np.asarray(embedder.embed(list(texts)), dtype=np.float32))
+
+
+def _embedding(call):
     try:
-        return np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+        return call()
     except EmbedderUnavailable:
         raise
     except Exception as exc:  # noqa: BLE001 - any adapter failure is the same answer to the caller
@@ -156,6 +160,8 @@ def texts_to_embed(key: str, value) -> tuple[str, str]:
 def embed_pairs(embedder: Embedder, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
     """Index and peer vectors for (index text, value text) pairs, in one embedder call; a pair
     whose two texts are the same (a key without words) is embedded once."""
+    if hasattr(embedder, "embed_pairs"):  # the static embedder shares the value's sums with its index text
+        return _embedding(lambda: embedder.embed_pairs(list(pairs)))
     texts: list[str] = []
     index_rows, value_rows = [], []
     for index_text_, value_text_ in pairs:
