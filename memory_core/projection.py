@@ -76,10 +76,10 @@ def index_table(states: Sequence[FactVersion], vectors: Sequence[np.ndarray] | n
         text_col.append(lexical_text(s))
     columns: dict[str, Any] = {
         "fact_id": [s.fact_id for s in states], "version_id": [s.id for s in states], "namespace": ns_col,
-        "tenant": [s.tenant for s in states], "scope": [s.scope.value for s in states],
+        "tenant": [s.tenant for s in states], "scope": [s.scope for s in states],  # str enums: Arrow reads the value
         "owner_id": [s.owner_id for s in states], "key": [s.key for s in states],
-        "kind": [s.kind.value for s in states], "memory_type": [s.memory_type for s in states],
-        "status": [s.status.value for s in states], "source_class": [s.source_class for s in states],
+        "kind": [s.kind for s in states], "memory_type": [s.memory_type for s in states],
+        "status": [s.status for s in states], "source_class": [s.source_class for s in states],
         "sensitivity": [s.sensitivity for s in states], "version": [s.version for s in states],
         "reinforcement_count": [s.reinforcement_count for s in states], "subject": [s.subject for s in states],
         "text": text_col, "value_json": [s.value_json for s in states], "provenance_json": prov_col,

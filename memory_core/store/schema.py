@@ -224,14 +224,16 @@ STAGED_INSERT = (f"INSERT INTO memory_versions ({COLS}) SELECT "
 
 
 def _staged_row(seq: int, v: FactVersion, audit_seq: int | None) -> tuple:
+    # The enums are str enums: Arrow reads a member as its value, without the Enum.value lookup.
     p = v.provenance
-    return (seq, v.id, v.fact_id, v.tenant, v.scope.value, v.owner_id, v.key, v.value_json, v.content_sha256,
-            v.kind.value, v.memory_type, v.status.value, v.op.value, v.version, v.change_id, v.observed_at,
+    return (seq, v.id, v.fact_id, v.tenant, v.scope, v.owner_id, v.key, v.value_json, v.content_sha256,
+            v.kind, v.memory_type, v.status, v.op, v.version, v.change_id, v.observed_at,
             v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.source_class, v.sensitivity, v.expires_at,
             audit_seq, v.reinforcement_count, v.changed_by, v.subject, v.index_context, v.on_expire, v.locked, v.pinned,
             v.confidence, list(v.conflict_with), p.tenant, p.session, p.run, p.agent, p.model, p.source_quote,
-            p.origin, p.actor, json.dumps([r.to_json() for r in v.relations], ensure_ascii=False), p.source_turn,
-            json.dumps(list(p.source_span) if p.source_span else None), p.compaction_generation)
+            p.origin, p.actor,
+            json.dumps([r.to_json() for r in v.relations], ensure_ascii=False) if v.relations else "[]",
+            p.source_turn, json.dumps(list(p.source_span)) if p.source_span else "null", p.compaction_generation)
 
 
 def arrow_versions(first_seq: int, rows: Sequence[FactVersion], audit_seq: int | None = None) -> Any:

@@ -122,12 +122,13 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
     namespace = requests[0].namespace
     with ctx.store.locked():
         overlay = _Overlay(ctx, namespace)
+        windows: dict[tuple, tuple] = {}
         prepared: list[SetState | _Fresh] = []
         for index, request in enumerate(requests):
             try:
                 if request.if_match_sha256 is None and request.key not in overlay.changed \
                         and not ctx.store.has_key(namespace, request.key):
-                    entry: SetState | _Fresh = _fresh(ctx, config, request)
+                    entry: SetState | _Fresh = _fresh(ctx, config, request, windows)
                 else:
                     entry = _through_phases(ctx, config, request, overlay)
             except Locked:
@@ -224,10 +225,21 @@ class _Fresh:
                         self.request.now, self.rows)
 
 
-def _fresh(ctx: WriteContext, config, request: SetRequest) -> _Fresh:
-    memory_type = config.type(request.memory_type).retype_to or request.memory_type
-    type_config = config.type(memory_type)
-    expires_at, on_expire = phases.expiry_window(request, type_config, config.tenant)
+def _fresh(ctx: WriteContext, config, request: SetRequest, windows: dict[tuple, tuple]) -> _Fresh:
+    """``windows``: the type and expiry window a batch's entries share (one lookup per type)."""
+    shared = (request.memory_type, request.on_expire, request.now) if request.ttl_seconds is None else None
+    if shared is None or shared not in windows:
+        memory_type = config.type(request.memory_type).retype_to or request.memory_type
+        type_config = config.type(memory_type)
+        window = (memory_type, type_config, *phases.expiry_window(request, type_config, config.tenant))
+        if shared is None:
+            return _fresh_row(ctx, config, request, *window)
+        windows[shared] = window
+    return _fresh_row(ctx, config, request, *windows[shared])
+
+
+def _fresh_row(ctx: WriteContext, config, request: SetRequest, memory_type: str, type_config,
+               expires_at, on_expire: str) -> _Fresh:
     prepared = phases.check_value(request, config.tenant, expires_at)
     sha = content_sha256(request.value_json)
     row = phases.new_fact_row(request, ctx.new_id(), memory_type, sha, 1, ctx.new_id(), request.now, on_expire,

@@ -33,6 +33,23 @@ class _Block:
             self.keys.append(key)
         self.matrix[row] = vector
 
+    def put_many(self, fact_ids: list[str], keys: list[str], vectors: np.ndarray) -> None:
+        """``put`` for a batch: one copy of the new rows instead of one per vector."""
+        fresh = [i for i, fact_id in enumerate(fact_ids) if fact_id not in self.row_of]
+        if len(fresh) < len(fact_ids):
+            for i in set(range(len(fact_ids))).difference(fresh):
+                self.matrix[self.row_of[fact_ids[i]]] = vectors[i]
+        start, needed = len(self.ids), len(self.ids) + len(fresh)
+        if needed > len(self.matrix):
+            grown = np.zeros((max(needed, 2 * len(self.matrix)), self.matrix.shape[1]), dtype=np.float32)
+            grown[:start] = self.matrix[:start]
+            self.matrix = grown
+        self.matrix[start:needed] = vectors[fresh]
+        new_ids = [fact_ids[i] for i in fresh]
+        self.row_of.update(zip(new_ids, range(start, needed)))
+        self.ids.extend(new_ids)
+        self.keys.extend(keys[i] for i in fresh)
+
 
 class PeerVectors:
     def __init__(self, dim: int, load: Callable[[Namespace], Mapping[str, tuple[str, np.ndarray]]]) -> None:
@@ -52,9 +69,9 @@ class PeerVectors:
     def put(self, namespace: Namespace, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
         """Record the vectors of facts just written (only for namespaces already loaded)."""
         block = self._blocks.get(namespace)
-        if block is not None:
-            for fact_id, (key, vector) in vectors.items():
-                block.put(fact_id, key, vector)
+        if block is not None and vectors:
+            ids = list(vectors)
+            block.put_many(ids, [vectors[f][0] for f in ids], np.stack([vectors[f][1] for f in ids]))
 
     def nearest(self, namespace: Namespace, vectors: np.ndarray, floor: float,
                 limit: int = 64) -> list[list[tuple[str, str, float]]]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from datetime import datetime
 from typing import Any, Mapping
 
@@ -14,6 +15,7 @@ from ..values import canonical_json
 from .request import SetRequest
 
 MAX_KEY_LENGTH = 512
+_CONTROL = re.compile("[\x00-\x1f]")
 SET_OPTIONS = ("kind", "memory_type", "valid_at", "invalid_at", "observed_at", "subject", "context", "ttl_seconds",
                "pin", "proposed", "if_match_sha256", "sensitivity", "source_class", "on_expire", "confidence",
                "relations", "subject_type", "source_quote", "source_turn", "source_span", "compaction_generation")
@@ -24,7 +26,7 @@ def validate_key(key: object) -> str:
         raise EmptyKey("key must be a non-empty string")
     if len(key) > MAX_KEY_LENGTH:
         raise InvalidInput(f"key is {len(key)} characters long; the limit is {MAX_KEY_LENGTH}", field="key")
-    if any(ord(ch) < 32 for ch in key):
+    if _CONTROL.search(key):
         raise InvalidInput("key must not contain control characters", field="key")
     return key
 
@@ -124,12 +126,21 @@ def entry_request(namespace: Namespace, index: int, entry: Any, provenance: Prov
     if unknown or "key" not in entry or "value" not in entry:
         raise InvalidInput(f"entry {index}: needs key and value; unknown field(s): {', '.join(sorted(unknown)) or '-'}",
                            entry=index)
-    options = {k: v for k, v in entry.items() if k not in ("key", "value")}
-    options.update(overrides)
     try:
+        if len(entry) == 2 and not overrides:
+            return plain_request(namespace, entry["key"], entry["value"], provenance, now)
+        options = {k: v for k, v in entry.items() if k not in ("key", "value")}
+        options.update(overrides)
         return make_request(namespace, entry["key"], entry["value"], provenance, now, **options)
     except InvalidInput as exc:
         raise label_entry(exc, index)
+
+
+def plain_request(namespace: Namespace, key: Any, value: Any, provenance: Provenance, now: datetime) -> SetRequest:
+    """``make_request`` for a key and a value with every option at its default: the usual bulk
+    entry, built without the option checks (a batch of 100k spent a second in them)."""
+    return SetRequest(namespace, validate_key(key), value, canonical_json(value), Kind.FACT, "general", now, None,
+                      False, None, provenance, now)
 
 
 def label_entry(exc: MemcoreError, index: int) -> MemcoreError:

@@ -4,9 +4,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_core import Identity, Status
-from memory_core.errors import CharLimitExceeded, InvalidInput
+from memory_core.errors import CharLimitExceeded, InvalidInput, MemcoreError
+from memory_core.identity import Scope
+from memory_core.model import Provenance
+from memory_core.write.settle import entry_request, make_request
 from memory_core.store.duckdb_store import DuckDBStore
 from memory_core.write.bulk import import_key
 from tests.conftest import T0, store_snapshot
@@ -174,3 +179,25 @@ def test_imported_rows_keep_their_valid_time(tool):
     tool.import_items([{"text": "moved to Porto", "valid_at": "2023-01-01T00:00:00Z"}])
     fact = tool.get(import_key("moved to Porto"), as_of=T0 - timedelta(days=300))
     assert fact is not None and fact.status is Status.ACTIVE
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                     max_leaves=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.one_of(st.text(max_size=12), st.integers(), st.none()), value=_JSON)
+def test_a_plain_entry_makes_the_request_every_default_makes(key, value):
+    """The bulk shortcut for {key, value} answers (or refuses) exactly as the full option checks."""
+    namespace = Identity(tenant="acme", user="ana").namespace(Scope.USER)
+    provenance = Provenance(tenant="acme", actor="user:ana", origin="test")
+
+    def outcome(make):
+        try:
+            return make()
+        except MemcoreError as exc:
+            return type(exc), exc.message.removeprefix("entry 0: ")
+
+    assert outcome(lambda: entry_request(namespace, 0, {"key": key, "value": value}, provenance, T0)) \
+        == outcome(lambda: make_request(namespace, key, value, provenance, T0))
