@@ -9,7 +9,8 @@ of the same width.
 
 Bulk: ``--bulk`` entries in one ``bulk_set`` call into a fresh home (embedding, verdicts for the
 first bulk_check_cap entries, one DuckDB transaction, the index write). Baselines, same run: the
-static embedder alone over the same texts, and one Arrow insert of as many version rows.
+static embedder alone over the same texts, one Arrow insert of as many version rows, and the
+columnar floor (``evals/write_floor.py``: only the steps no bulk write can skip).
 
 Ratios are printed beside the times: the machine is shared and noisy.
 """
@@ -31,6 +32,7 @@ from memory_core import Identity, Memory
 from memory_core.embed import make_embedder
 from memory_core.store.schema import COLS, DDL, STAGED_INSERT, VERSION_COLUMNS, arrow_versions, version_params
 from evals.bench_search import sentences
+from evals.write_floor import columnar_floor
 
 
 class TimedEmbedder:
@@ -128,7 +130,8 @@ def bulk(folder: Path, n: int, cache: Path) -> dict:
     con.execute(STAGED_INSERT.format(source="data"))
     arrow_s = time.perf_counter() - started
     con.close()
-    return {"entries": n, "seconds": bulk_s, "rows_per_s": n / bulk_s, "rows_stored": rows, "index_rows": indexed,
+    floor = columnar_floor(folder, entries, sample[0], cache)
+    return {"entries": n, "seconds": bulk_s, "columnar_floor": floor, "rows_per_s": n / bulk_s, "rows_stored": rows, "index_rows": indexed,
             "peer_checked": result.peer_checked, "peer_check_skipped": result.peer_check_skipped,
             "embedding_inside_s": inside_embedding_s, "baseline_embed_only_s": embed_s,
             "baseline_arrow_insert_s": arrow_s}
@@ -163,6 +166,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  baselines: static embedding alone {b['baseline_embed_only_s']:.1f} s "
           f"({b['seconds'] / b['baseline_embed_only_s']:.2f}x), Arrow insert alone "
           f"{b['baseline_arrow_insert_s']:.2f} s")
+    floor = b["columnar_floor"]
+    print(f"  columnar floor (the unavoidable steps alone, evals/write_floor.py): {floor['total']:.1f} s = "
+          f"{b['entries'] / floor['total']:,.0f} rows/s -> bulk_set takes {b['seconds'] / floor['total']:.2f}x the floor; "
+          + ", ".join(f"{k} {v:.2f} s" for k, v in floor.items() if k != "total"))
     if args.out:
         args.out.write_text(json.dumps(report, indent=2))
 
