@@ -111,7 +111,7 @@ def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: Where
     pending = {}
     if "bm25" in the_plan.legs and the_plan.lexical_query:
         fts = lambda w, n: index.fts_search(the_plan.lexical_query, w, n,  # noqa: E731
-                                            with_vector=the_plan.lexical_vectors)
+                                            with_vector=the_plan.lexical_vectors, light=True)
         pending["bm25"] = _LEG_POOL.submit(_timed, "bm25", timings,
                                            lambda: _admissible_top(fts, where, the_plan.pool, the_plan.k,
                                                                    admissible))
@@ -120,7 +120,7 @@ def run_legs(index: LanceIndex, embedder: Embedder, the_plan: Plan, where: Where
         vector = embedder.embed([the_plan.vector_query])[0]
         out["_query_vector"] = vector  # kept for score fusion
         timings["embed"] = (time.perf_counter() - started) * 1000
-        knn = lambda w, n: index.vector_search(vector, w, n)  # noqa: E731
+        knn = lambda w, n: index.vector_search(vector, w, n, light=True)  # noqa: E731
         pending["vector"] = _LEG_POOL.submit(_timed, "vector", timings,
                                              lambda: _admissible_top(knn, where, the_plan.pool, the_plan.k,
                                                                      admissible))
@@ -256,7 +256,13 @@ def search(index: LanceIndex, embedder: Embedder, namespace: Namespace, request:
     legs = run_legs(index, embedder, the_plan, where, timings,
                     lambda row: still_admissible(row, namespace, request, now))
     fused = fuse(legs, recipe, request)
-    hits = [to_hit(row, score, per_leg) for row, score, per_leg in fused]
+    # The legs returned light rows; complete the ones the answer shows. The verdict reads only the
+    # top hit, unless the query names an identifier: then every candidate's text is searched for it.
+    shown = fused if _IDENTIFIER.search(request.query) else fused[:request.k]
+    hydrating = time.perf_counter()
+    index.hydrate([row for row, _, _ in shown])
+    timings["hydrate"] = (time.perf_counter() - hydrating) * 1000
+    hits = [to_hit(row, score, per_leg) for row, score, per_leg in shown if not row.get("_gone")]
     code = verdict(request.query, hits, recipe)
     chosen, truncated = assemble(hits, request.k, request.token_budget)
     unserved = sorted(k.value for k in request.sources - SERVED_SOURCES)

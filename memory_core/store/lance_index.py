@@ -27,6 +27,11 @@ VECTOR_INDEX_MIN_ROWS = 50_000
 # writing 100k rows about 3x slower and a prefiltered vector scan about 3x slower on this
 # project's machine (measured side by side, 2026-11-29). A table keeps the format it was made with.
 _NEW_TABLE = {"new_table_data_storage_version": "2.0"}
+# What a search leg returns per candidate: the columns the filters and the fusion read. The rest
+# of a row (value, text, provenance) is taken afterwards for the hits answered: reading every
+# column of every candidate cost about as much as the search itself at 1M rows.
+LEG_COLUMNS = ("fact_id", "tenant", "scope", "owner_id", "status", "kind", "valid_at", "invalid_at", "expires_at",
+               "observed_at", "subject")
 
 
 class EmbedderMismatch(MemcoreError):
@@ -193,19 +198,21 @@ class LanceIndex:
         self.table.create_index(metric="cosine", vector_column_name="vector", index_type=index_type,
                                 num_partitions=partitions, replace=True)
 
-    def _columns(self, with_vector: bool) -> list[str]:
+    def _columns(self, with_vector: bool, light: bool) -> list[str]:
         # Converting vectors to Python lists costs more than the search itself: fetch them only
         # when the caller needs them.
-        return [n for n in schema(self.dim).names if with_vector or n != "vector"]
+        names = LEG_COLUMNS if light else [n for n in schema(self.dim).names if n != "vector"]
+        return [*names, "vector"] if with_vector else list(names)
 
     def vector_search(self, vector: np.ndarray, where: str, limit: int, *, nprobes: int = 32,
-                      refine_factor: int | None = 2, exact: bool = False,
-                      with_vector: bool = False) -> list[dict[str, Any]]:
+                      refine_factor: int | None = 2, exact: bool = False, with_vector: bool = False,
+                      light: bool = False) -> list[dict[str, Any]]:
+        """``light``: only ``LEG_COLUMNS`` and the row id (complete the rows kept with ``hydrate``)."""
         if self.table is None:
             return []
         query = (self.table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
                  .metric("cosine").where(where, prefilter=True)
-                 .select([*self._columns(with_vector), "_distance"]).limit(limit))
+                 .select([*self._columns(with_vector, light), "_distance"]).with_row_id(light).limit(limit))
         if exact:
             query = query.bypass_vector_index()
         else:
@@ -214,11 +221,35 @@ class LanceIndex:
                 query = query.refine_factor(refine_factor)
         return query.to_list()
 
-    def fts_search(self, text: str, where: str, limit: int, *, with_vector: bool = False) -> list[dict[str, Any]]:
+    def fts_search(self, text: str, where: str, limit: int, *, with_vector: bool = False,
+                   light: bool = False) -> list[dict[str, Any]]:
         if self.table is None:
             return []
         return (self.table.search(text, query_type="fts", fts_columns="text").where(where, prefilter=True)
-                .select([*self._columns(with_vector), "_score"]).limit(limit).to_list())
+                .select([*self._columns(with_vector, light), "_score"]).with_row_id(light).limit(limit).to_list())
+
+    def hydrate(self, rows: Sequence[dict[str, Any]]) -> None:
+        """Complete light leg rows, in place, with every other column, taken by row id. A row id
+        that no longer names its fact (the table was compacted in between) is looked up again by
+        fact id; a fact gone from the index (deleted in between) keeps its light row and is
+        marked ``_gone``."""
+        pending = [r for r in rows if "value_json" not in r]
+        if not pending or self.table is None:
+            return
+        rest = [n for n in schema(self.dim).names if n not in LEG_COLUMNS and n != "vector"]
+        taken = {r["fact_id"]: r for r in self.table.take_row_ids([r["_rowid"] for r in pending])
+                 .select(["fact_id", *rest]).to_list()}
+        missing = [r["fact_id"] for r in pending if r["fact_id"] not in taken]
+        if missing:
+            found = (self.table.search().where("fact_id IN (" + ", ".join(sql_str(f) for f in missing) + ")")
+                     .select(["fact_id", *rest]).limit(len(missing)).to_list())
+            taken.update((r["fact_id"], r) for r in found)
+        for row in pending:
+            full = taken.get(row["fact_id"])
+            if full is None:
+                row["_gone"] = True
+            else:
+                row.update((n, full[n]) for n in rest)
 
     def heads(self) -> dict[str, tuple[str, str]]:
         """fact_id → (version_id, status) for every row: what consistency checks compare."""

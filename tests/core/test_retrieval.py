@@ -248,3 +248,34 @@ def test_a_process_never_replays_its_own_queued_writes(home, clock, monkeypatch)
         tool.bulk_set([{"key": f"k{i}", "value": f"value {i}"} for i in range(20)])
         assert keys(tool.recall("value 3"))  # the first flush: nothing is behind, nothing re-read
         assert replayed == []
+
+
+def test_light_leg_rows_are_completed_even_after_the_index_was_compacted(imemory):
+    """Legs read only the filter columns; the answered hits are completed by row id, and by fact
+    id when a compaction moved the rows in between. A fact deleted in between is marked gone."""
+    tool = tool_of(imemory)
+    for i in range(12):
+        tool.set(f"city{i}", f"visited city number {i} in spring")
+    index = imemory.projector.index
+    imemory.projector.flush()
+    vector = imemory.embedder.embed(["visited city in spring"])[0]
+    rows = index.vector_search(vector, "TRUE", 12, light=True)
+    assert len(rows) == 12 and all("value_json" not in r and "_rowid" in r for r in rows)
+    gone = {r["fact_id"] for r in rows[:4]}
+    index.delete_facts(sorted(gone))
+    index.optimize(cleanup_older_than=timedelta(0))  # compaction: row ids of the rest move
+    index.hydrate(rows)
+    stored = {s.fact_id: s for s in imemory.store.latest_states()}
+    for row in rows:
+        if row["fact_id"] in gone:
+            assert row.get("_gone")
+        else:
+            assert row["value_json"] == stored[row["fact_id"]].value_json and row["key"] == stored[row["fact_id"]].key
+
+
+def test_an_identifier_query_still_searches_every_candidate_for_the_identifier(imemory):
+    tool = tool_of(imemory)
+    tool.set("order", "order AB-1234 shipped on Monday")
+    tool.set("note", "the parcel shipped on Monday")
+    assert tool.recall("when did order AB-1234 ship", k=1).verdict == "ok"
+    assert tool.recall("when did order ZZ-9999 ship", k=1).verdict == "identifier_absent"
