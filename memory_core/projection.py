@@ -33,7 +33,7 @@ def key_words(key: str) -> str:
     if key.startswith("import:"):
         return ""
     tokens = [t for t in _KEY_SEPARATORS.split(key) if t]
-    if all(any(ch.isdigit() for ch in t) for t in tokens):
+    if all(any(map(str.isdigit, t)) for t in tokens):
         return ""
     return " ".join(tokens)
 

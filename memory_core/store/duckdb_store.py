@@ -325,8 +325,11 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
                 audit_head = self._chain_audit(con, batch.audits, recorded_by_rows=bool(rows))
             self._seq += len(rows)
             self._audit_head = audit_head
+            owner, cached = None, None
             for row in rows:
-                cached = self._cache.get(Namespace(row.tenant, row.scope, row.owner_id))
+                if (row.tenant, row.scope, row.owner_id) != owner:  # a batch is mostly one namespace
+                    owner = (row.tenant, row.scope, row.owner_id)
+                    cached = self._cache.get(Namespace(*owner))
                 if cached is not None:
                     facts = cached.setdefault(row.key, {})
                     known = facts.get(row.fact_id)
