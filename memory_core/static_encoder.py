@@ -75,7 +75,13 @@ class ChunkCachedEncoder:
             first_slow |= np.fromiter(map(len, firsts), dtype=np.int64, count=len(firsts)) > self._max_chars
         if self._max_tokens is not None:
             first_slow |= head_lengths + np.where(reused, second_lengths, 0) > self._max_tokens
-        return self._rows(first_counts, first_slow, firsts), self._rows(second_counts, second_slow, seconds)
+        second_rows = self._rows(second_counts, second_slow, seconds)
+        # A key without words (an id, an import digest) makes the index text the value itself.
+        differ = np.nonzero(~(reused & (np.asarray(cuts) == 0)))[0]
+        first_rows = second_rows.copy()
+        if len(differ):
+            first_rows[differ] = self._rows(first_counts[differ], first_slow[differ], [firsts[i] for i in differ])
+        return first_rows, second_rows
 
     def _token_counts(self, texts: list[str]) -> tuple[Any, np.ndarray, np.ndarray]:
         """A sparse (texts x vocabulary) matrix counting each text's tokens, each text's token
