@@ -188,9 +188,11 @@ class LanceIndex:
 
     def build_scalar_indexes(self) -> None:
         """Scalar indexes on the columns every prefilter names: they keep filtered search fast."""
-        for column, kind in (("namespace", "BTREE"), ("status", "BITMAP"), ("kind", "BITMAP"),
-                             ("valid_at", "BTREE"), ("invalid_at", "BTREE")):
-            self.table.create_scalar_index(column, index_type=kind, replace=True)
+        from lancedb.index import BTree, Bitmap
+
+        for column, config in (("namespace", BTree()), ("status", Bitmap()), ("kind", Bitmap()),
+                               ("valid_at", BTree()), ("invalid_at", BTree())):
+            self.table.create_index(column, config=config, replace=True)
 
     def build_vector_index(self, *, num_partitions: int | None = None, index_type: str = "IVF_HNSW_SQ") -> None:
         rows = self.table.count_rows()
