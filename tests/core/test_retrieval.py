@@ -263,7 +263,7 @@ def test_light_leg_rows_are_completed_even_after_the_index_was_compacted(imemory
     assert len(rows) == 12 and all("value_json" not in r and "_rowid" in r for r in rows)
     gone = {r["fact_id"] for r in rows[:4]}
     index.delete_facts(sorted(gone))
-    index.optimize(cleanup_older_than=timedelta(0))  # compaction: row ids of the rest move
+    index.optimize()  # compaction: the row ids of the rest move
     index.hydrate(rows)
     stored = {s.fact_id: s for s in imemory.store.latest_states()}
     for row in rows:
