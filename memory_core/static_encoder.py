@@ -15,6 +15,7 @@ Python splits on and the tokenizer deletes) go through ``StaticModel.encode`` it
 from __future__ import annotations
 
 import re
+import threading
 from itertools import chain
 from typing import Any, Sequence
 
@@ -40,6 +41,7 @@ class ChunkCachedEncoder:
         self._max_tokens = model.max_length
         self._max_chars = None if model.max_length is None else model.max_length * model.median_token_length
         self._ids: dict[str, tuple[int, ...]] = {}
+        self._lock = threading.Lock()
         self._cache_limit = cache_limit
         self.dim = self._table.shape[1]
 
@@ -94,13 +96,14 @@ class ChunkCachedEncoder:
         splits = [[] if skip else t.split() for t, skip in zip(texts, slow)]
         flat = list(chain.from_iterable(splits))
         distinct = set(flat)
-        unseen = distinct.difference(self._ids)
-        if len(self._ids) + len(unseen) > self._cache_limit:  # start over rather than grow without bound
-            self._ids.clear()
-            unseen = distinct
-        if unseen:
-            self._learn(unseen)
-        per_chunk = list(map(self._ids.__getitem__, flat))
+        with self._lock:  # a search and a write may embed at once: the cache must not clear under either
+            unseen = distinct.difference(self._ids)
+            if len(self._ids) + len(unseen) > self._cache_limit:  # start over rather than grow without bound
+                self._ids.clear()
+                unseen = distinct
+            if unseen:
+                self._learn(unseen)
+            per_chunk = list(map(self._ids.__getitem__, flat))
         chunk_tokens = np.fromiter(map(len, per_chunk), dtype=np.int64, count=len(per_chunk))
         tokens = np.fromiter(chain.from_iterable(per_chunk), dtype=np.int64, count=int(chunk_tokens.sum()))
         chunk_ends = np.concatenate(([0], np.cumsum(chunk_tokens)))

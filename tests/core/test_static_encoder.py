@@ -104,3 +104,16 @@ def test_pairs_of_long_texts_go_through_the_model(model):
     firsts, seconds = ChunkCachedEncoder(model).encode_pairs(pairs)
     assert np.allclose(firsts, reference(model, [a for a, _ in pairs]), atol=1e-3)
     assert np.allclose(seconds, reference(model, [b for _, b in pairs]), atol=1e-3)
+
+
+def test_threads_sharing_a_small_cache_get_the_same_rows(model):
+    """Concurrent calls (a search beside a write) while the cache keeps starting over."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    encoder = ChunkCachedEncoder(model, cache_limit=40)
+    batches = [[f"word{b}x{i} shared words here" for i in range(30)] for b in range(16)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        got = list(pool.map(encoder.encode, batches))
+    fresh = ChunkCachedEncoder(model)
+    for batch, rows in zip(batches, got):
+        assert np.allclose(rows, fresh.encode(batch), atol=1e-6)
