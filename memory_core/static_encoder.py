@@ -23,6 +23,7 @@ import numpy as np
 
 # Python's str.split() splits on these; the BERT normaliser removes them as control characters.
 _SPLIT_DISAGREES = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
+_SMALL_BATCH = 64  # pairs below which encode_pairs encodes both texts in one plain call
 _BATCH_TEXTS = 16_384  # texts summed at once: bounds the float32 scratch (16 MB at 256-d)
 
 
@@ -64,6 +65,9 @@ class ChunkCachedEncoder:
 
         firsts = [a for a, _ in pairs]
         seconds = [b for _, b in pairs]
+        if len(pairs) <= _SMALL_BATCH:  # one call is cheaper than the sharing's sparse bookkeeping
+            rows = self.encode(firsts + seconds)
+            return rows[:len(pairs)], rows[len(pairs):]
         second_counts, second_lengths, second_slow = self._token_counts(seconds)
         cuts = [len(a) - len(b) for a, b in pairs]
         # a = prefix + b, the prefix ending in whitespace: a's chunks are the prefix's, then b's
