@@ -111,7 +111,8 @@ class ChunkCachedEncoder:
         chunk_tokens = np.fromiter(map(len, per_chunk), dtype=np.int64, count=len(per_chunk))
         tokens = np.fromiter(chain.from_iterable(per_chunk), dtype=np.int64, count=int(chunk_tokens.sum()))
         chunk_ends = np.concatenate(([0], np.cumsum(chunk_tokens)))
-        bounds = chunk_ends[np.concatenate(([0], np.cumsum([len(c) for c in splits])))]
+        chunks_per_text = np.fromiter(map(len, splits), dtype=np.int64, count=len(splits))
+        bounds = chunk_ends[np.concatenate(([0], np.cumsum(chunks_per_text)))]
         lengths = np.diff(bounds)
         if self._max_tokens is not None:  # the tokenizer would truncate these
             slow |= lengths > self._max_tokens

@@ -118,3 +118,9 @@ def test_threads_sharing_a_small_cache_get_the_same_rows(model):
     fresh = ChunkCachedEncoder(model)
     for batch, rows in zip(batches, got):
         assert np.allclose(rows, fresh.encode(batch), atol=1e-6)
+
+
+def test_nothing_to_encode_answers_empty_rows(model):
+    encoder = ChunkCachedEncoder(model)
+    assert encoder.encode([]).shape == (0, 32)
+    assert [rows.shape for rows in encoder.encode_pairs([])] == [(0, 32), (0, 32)]
