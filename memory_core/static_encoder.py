@@ -31,7 +31,7 @@ class ChunkCachedEncoder:
     """Encodes like ``model.encode(texts)`` for a model2vec ``StaticModel`` without weights or a
     token mapping (a distilled model has neither)."""
 
-    def __init__(self, model: Any, *, cache_limit: int = 500_000) -> None:
+    def __init__(self, model: Any, *, cache_limit: int = 200_000) -> None:
         if getattr(model, "token_mapping", None) is not None or getattr(model, "weights", None) is not None:
             raise ValueError("the chunk cache only reproduces plain static models (no weights, no token mapping)")
         self._model = model
