@@ -19,6 +19,7 @@ _CONTROL = re.compile("[\x00-\x1f]")
 SET_OPTIONS = ("kind", "memory_type", "valid_at", "invalid_at", "observed_at", "subject", "context", "ttl_seconds",
                "pin", "proposed", "if_match_sha256", "sensitivity", "source_class", "on_expire", "confidence",
                "relations", "subject_type", "source_quote", "source_turn", "source_span", "compaction_generation")
+_ENTRY_FIELDS = frozenset(("key", "value", *SET_OPTIONS))
 
 
 def validate_key(key: object) -> str:
@@ -122,12 +123,13 @@ def entry_request(namespace: Namespace, index: int, entry: Any, provenance: Prov
     """One bulk entry: {"key": ..., "value": ..., and any set option}."""
     if not isinstance(entry, Mapping):
         raise InvalidInput(f"entry {index}: each entry must be an object with key and value", entry=index)
-    unknown = set(entry) - {"key", "value", *SET_OPTIONS}
-    if unknown or "key" not in entry or "value" not in entry:
+    plain = len(entry) == 2 and "key" in entry and "value" in entry
+    unknown = set() if plain else entry.keys() - _ENTRY_FIELDS
+    if not plain and (unknown or "key" not in entry or "value" not in entry):
         raise InvalidInput(f"entry {index}: needs key and value; unknown field(s): {', '.join(sorted(unknown)) or '-'}",
                            entry=index)
     try:
-        if len(entry) == 2 and not overrides:
+        if plain and not overrides:
             return plain_request(namespace, entry["key"], entry["value"], provenance, now)
         options = {k: v for k, v in entry.items() if k not in ("key", "value")}
         options.update(overrides)
