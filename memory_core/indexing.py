@@ -143,6 +143,9 @@ class IndexProjector:
             if progress:
                 progress(min(start + batch, len(states)), len(states))
         data = pa.concat_tables(tables) if tables else schema(self.index.dim).empty_table()
+        # The table is dropped and written anew: until that is done the watermark says nothing is
+        # indexed, so a run stopped in between is caught up from the store at the next open.
+        self.store.set_index_watermark(0)
         self.index.replace_all(data)
         self.store.set_index_watermark(watermark)
         pending = self.store.pending_projection_failures()

@@ -153,10 +153,13 @@ class LanceIndex:
             table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     def replace_all(self, data: pa.Table) -> None:
-        """Rebuild the table from scratch (reindex)."""
+        """Rebuild the table from scratch (reindex). The old table is dropped first: overwriting
+        in place would keep its file format. The caller makes the gap safe (see ``reindex``)."""
         self._write_meta()
-        self._table = self._db.create_table(TABLE, data, schema=schema(self.dim), mode="overwrite",
-                                            storage_options=_NEW_TABLE)
+        if self.table is not None:
+            self._db.drop_table(TABLE)
+            self._table = None
+        self._table = self._db.create_table(TABLE, data, schema=schema(self.dim), storage_options=_NEW_TABLE)
         self._ensure_fts()
 
     def _ensure_fts(self) -> None:

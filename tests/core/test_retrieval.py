@@ -279,3 +279,52 @@ def test_an_identifier_query_still_searches_every_candidate_for_the_identifier(i
     tool.set("note", "the parcel shipped on Monday")
     assert tool.recall("when did order AB-1234 ship", k=1).verdict == "ok"
     assert tool.recall("when did order ZZ-9999 ship", k=1).verdict == "identifier_absent"
+
+
+def _manifest_format(home) -> bytes:
+    import glob
+
+    newest = sorted(glob.glob(str(home / "lance" / "memory_index.lance" / "_versions" / "*.manifest")))[-1]
+    manifest = open(newest, "rb").read()
+    return next(v for v in (b"2.0", b"2.1", b"2.2") if v in manifest)
+
+
+def test_a_rebuild_writes_the_index_in_the_current_file_format(home, clock):
+    import lancedb
+
+    from memory_core.store.lance_index import TABLE, schema
+
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        tool_of(memory).set("pet", "a grey cat called Miso")
+        memory.projector.flush()
+        data = memory.projector.index.table.to_arrow()
+    db = lancedb.connect(str(home / "lance"))  # an index made by an older build: Lance's default format
+    db.drop_table(TABLE)
+    db.create_table(TABLE, data, schema=schema(data.schema.field("vector").type.list_size))
+    old = _manifest_format(home)
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        memory.reindex()
+        assert keys(tool_of(memory).recall("grey cat")) == ["pet"]
+    assert old != b"2.0" and _manifest_format(home) == b"2.0"
+
+
+def test_a_rebuild_stopped_after_dropping_the_table_is_caught_up_at_the_next_open(home, clock, monkeypatch):
+    from memory_core.store.lance_index import LanceIndex
+
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        tool_of(memory).set("pet", "a grey cat called Miso")
+        tool_of(memory).set("car", "a red bicycle, not a car")
+        memory.projector.flush()
+
+        def stopped(self, data):
+            self._db.drop_table("memory_index")
+            self._table = None
+            raise OSError("disk went away")
+
+        monkeypatch.setattr(LanceIndex, "replace_all", stopped)
+        with pytest.raises(OSError):
+            memory.reindex()
+    monkeypatch.undo()
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        assert keys(tool_of(memory).recall("grey cat", k=1)) == ["pet"]
+        assert keys(tool_of(memory).recall("red bicycle", k=1)) == ["car"]
