@@ -143,8 +143,9 @@ class IndexProjector:
             if progress:
                 progress(min(start + batch, len(states)), len(states))
         data = pa.concat_tables(tables) if tables else schema(self.index.dim).empty_table()
-        # The table is dropped and written anew: until that is done the watermark says nothing is
-        # indexed, so a run stopped in between is caught up from the store at the next open.
+        # The table may be dropped before it is written anew (to leave an old file format): until
+        # that is done the watermark says nothing is indexed, so a run stopped in between is
+        # caught up from the store at the next open.
         self.store.set_index_watermark(0)
         self.index.replace_all(data)
         self.store.set_index_watermark(watermark)

@@ -26,7 +26,8 @@ VECTOR_INDEX_MIN_ROWS = 50_000
 # Lance's 2.0 file format stores vectors plainly; the newer default compresses them, which made
 # writing 100k rows about 3x slower and a prefiltered vector scan about 3x slower on this
 # project's machine (measured side by side, 2026-11-29). A table keeps the format it was made with.
-_NEW_TABLE = {"new_table_data_storage_version": "2.0"}
+FILE_FORMAT = "2.0"
+_NEW_TABLE = {"new_table_data_storage_version": FILE_FORMAT}
 # What a search leg returns per candidate: the columns the filters and the fusion read. The rest
 # of a row (value, text, provenance) is taken afterwards for the hits answered: reading every
 # column of every candidate cost about as much as the search itself at 1M rows.
@@ -96,8 +97,15 @@ class LanceIndex:
                 )
 
     def _write_meta(self) -> None:
+        """Recorded when a table is made: its embedder, and the file format it was made in."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        (self.folder / META_FILE).write_text(json.dumps({"embedder": self.embedder_name, "dim": self.dim}))
+        (self.folder / META_FILE).write_text(json.dumps({"embedder": self.embedder_name, "dim": self.dim,
+                                                         "file_format": FILE_FORMAT}))
+
+    def _file_format(self) -> str | None:
+        """The format the table was made in; None for a table made before it was recorded."""
+        meta_path = self.folder / META_FILE
+        return json.loads(meta_path.read_text()).get("file_format") if meta_path.exists() else None
 
     @property
     def table(self) -> Any | None:
@@ -153,13 +161,15 @@ class LanceIndex:
             table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     def replace_all(self, data: pa.Table) -> None:
-        """Rebuild the table from scratch (reindex). The old table is dropped first: overwriting
-        in place would keep its file format. The caller makes the gap safe (see ``reindex``)."""
-        self._write_meta()
-        if self.table is not None:
+        """Rebuild the table from scratch (reindex): overwritten in place, so a reader sees the old
+        rows or the new ones. A table made in an older file format is dropped first instead, once
+        (overwriting keeps a table's format); the caller makes that gap safe (see ``reindex``)."""
+        if self.table is not None and self._file_format() != FILE_FORMAT:
             self._db.drop_table(TABLE)
             self._table = None
-        self._table = self._db.create_table(TABLE, data, schema=schema(self.dim), storage_options=_NEW_TABLE)
+        self._write_meta()
+        self._table = self._db.create_table(TABLE, data, schema=schema(self.dim), mode="overwrite",
+                                            storage_options=_NEW_TABLE)
         self._ensure_fts()
 
     def _ensure_fts(self) -> None:

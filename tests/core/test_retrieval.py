@@ -1,4 +1,5 @@
 """recall / search through the real DuckDB store and the real Lance index (hashing embedder)."""
+import json
 from datetime import timedelta
 
 import numpy as np
@@ -301,11 +302,19 @@ def test_a_rebuild_writes_the_index_in_the_current_file_format(home, clock):
     db = lancedb.connect(str(home / "lance"))  # an index made by an older build: Lance's default format
     db.drop_table(TABLE)
     db.create_table(TABLE, data, schema=schema(data.schema.field("vector").type.list_size))
+    meta = home / "lance" / "memory_index.meta.json"
+    meta.write_text(json.dumps({k: v for k, v in json.loads(meta.read_text()).items() if k != "file_format"}))
     old = _manifest_format(home)
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
         memory.reindex()
         assert keys(tool_of(memory).recall("grey cat")) == ["pet"]
     assert old != b"2.0" and _manifest_format(home) == b"2.0"
+    versions = len(list((home / "lance" / "memory_index.lance" / "_versions").glob("*.manifest")))
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:  # now overwritten in place: no drop
+        memory.reindex()
+        assert keys(tool_of(memory).recall("grey cat")) == ["pet"]
+    assert _manifest_format(home) == b"2.0"
+    assert len(list((home / "lance" / "memory_index.lance" / "_versions").glob("*.manifest"))) > versions
 
 
 def test_a_rebuild_stopped_after_dropping_the_table_is_caught_up_at_the_next_open(home, clock, monkeypatch):
