@@ -44,7 +44,7 @@ class Embedder(Protocol):
     # what ``embed`` answers for each side of (index text, value text) pairs, only faster.
 
 
-def _normalise(matrix: np.ndarray) -> np.ndarray:
+def normalise(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)
@@ -71,7 +71,7 @@ class HashingEmbedder:
                 digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
                 bucket = int.from_bytes(digest[:4], "little") % self.dim
                 out[row, bucket] += 1.0 if digest[4] & 1 else -1.0
-        return _normalise(out)
+        return normalise(out)
 
 
 def _minilm_path() -> Path:
@@ -147,7 +147,7 @@ class MiniLMEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self._load().encode(list(texts), batch_size=self._batch_size, normalize_embeddings=True,
                                       show_progress_bar=False, convert_to_numpy=True)
-        return _normalise(vectors)
+        return normalise(vectors)
 
 
 @dataclass
@@ -179,7 +179,7 @@ class OpenAIEmbedder:
                           dtype=np.float32)
         if matrix.shape[1] != self.dim:
             raise EmbedderUnavailable(f"endpoint returned {matrix.shape[1]}-d vectors, configured dim is {self.dim}")
-        return _normalise(matrix)
+        return normalise(matrix)
 
 
 def make_embedder(name: str, *, cache_dir: Path | None = None, **options: Any) -> Embedder:

@@ -21,6 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .embed import normalise
+
 # Python's str.split() splits on these; the BERT normaliser removes them as control characters.
 _SPLIT_DISAGREES = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
 _SMALL_BATCH = 64  # pairs below which encode_pairs encodes both texts in one plain call
@@ -61,13 +63,13 @@ class ChunkCachedEncoder:
         """The rows of both texts of each pair. Where the first text is some words, whitespace,
         and then the second (an index text: a key's words, then the value), the second's tokens
         are reused for the first: only the leading words are looked up again."""
-        from scipy.sparse import diags
-
         firsts = [a for a, _ in pairs]
         seconds = [b for _, b in pairs]
         if len(pairs) <= _SMALL_BATCH:  # one call is cheaper than the sharing's sparse bookkeeping
             rows = self.encode(firsts + seconds)
             return rows[:len(pairs)], rows[len(pairs):]
+        from scipy.sparse import diags
+
         second_counts, second_lengths, second_slow = self._token_counts(seconds)
         cuts = [len(a) - len(b) for a, b in pairs]
         # a = prefix + b, the prefix ending in whitespace: a's chunks are the prefix's, then b's
@@ -131,8 +133,6 @@ class ChunkCachedEncoder:
             np.divide(block, norms, out=block, where=norms > 0)
         rows = np.nonzero(slow)[0]
         if len(rows):
-            exact = np.asarray(self._model.encode([texts[i] for i in rows], show_progress_bar=False,
-                                                  use_multiprocessing=False), dtype=np.float32)
-            exact_norms = np.linalg.norm(exact, axis=1, keepdims=True)
-            out[rows] = exact / np.where(exact_norms == 0, 1.0, exact_norms)
+            out[rows] = normalise(self._model.encode([texts[i] for i in rows], show_progress_bar=False,
+                                                     use_multiprocessing=False))
         return out

@@ -56,6 +56,11 @@ def sql_str(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def fact_ids_in(fact_ids: Sequence[str]) -> str:
+    """A filter naming these facts."""
+    return "fact_id IN (" + ", ".join(sql_str(f) for f in fact_ids) + ")"
+
+
 def namespace_key(tenant: str, scope: str, owner_id: str) -> str:
     """One column naming a row's namespace, so the prefilter every search needs is one lookup."""
     return json.dumps([tenant, scope, owner_id], ensure_ascii=False)
@@ -80,6 +85,10 @@ class LanceIndex:
         self.folder = Path(folder)
         self.embedder_name = embedder_name
         self.dim = dim
+        self._schema = schema(dim)
+        # Every column but the vector, and those of them a light leg row lacks.
+        self._row_columns = [n for n in self._schema.names if n != "vector"]
+        self._rest_columns = [n for n in self._row_columns if n not in LEG_COLUMNS]
         self._db = lancedb.connect(str(self.folder), read_consistency_interval=timedelta(0))
         self._table: Any = None
         self._check_meta()
@@ -114,7 +123,7 @@ class LanceIndex:
         return self._table
 
     def _data(self, rows: pa.Table | Sequence[dict[str, Any]]) -> pa.Table:
-        return rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(list(rows), schema=schema(self.dim))
+        return rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(list(rows), schema=self._schema)
 
     def upsert(self, rows: pa.Table | Sequence[dict[str, Any]]) -> None:
         """Insert or replace rows by fact_id."""
@@ -124,7 +133,7 @@ class LanceIndex:
         table = self.table
         if table is None:
             self._write_meta()
-            self._table = self._db.create_table(TABLE, data, schema=schema(self.dim), storage_options=_NEW_TABLE)
+            self._table = self._db.create_table(TABLE, data, schema=self._schema, storage_options=_NEW_TABLE)
             self._ensure_fts()
             return
         table.merge_insert("fact_id").when_matched_update_all().when_not_matched_insert_all().execute(data)
@@ -145,7 +154,7 @@ class LanceIndex:
             return
         for start in range(0, len(fact_ids), 1000):
             chunk = fact_ids[start:start + 1000]
-            self.table.delete("fact_id IN (" + ", ".join(sql_str(f) for f in chunk) + ")")
+            self.table.delete(fact_ids_in(chunk))
 
     def purge_history(self) -> None:
         """Fold the table into one version and drop older versions and files, so nothing a later
@@ -168,7 +177,7 @@ class LanceIndex:
             self._db.drop_table(TABLE)
             self._table = None
         self._write_meta()
-        self._table = self._db.create_table(TABLE, data, schema=schema(self.dim), mode="overwrite",
+        self._table = self._db.create_table(TABLE, data, schema=self._schema, mode="overwrite",
                                             storage_options=_NEW_TABLE)
         self._ensure_fts()
 
@@ -216,7 +225,7 @@ class LanceIndex:
     def _columns(self, with_vector: bool, light: bool) -> list[str]:
         # Converting vectors to Python lists costs more than the search itself: fetch them only
         # when the caller needs them.
-        names = LEG_COLUMNS if light else [n for n in schema(self.dim).names if n != "vector"]
+        names = LEG_COLUMNS if light else self._row_columns
         return [*names, "vector"] if with_vector else list(names)
 
     def vector_search(self, vector: np.ndarray, where: str, limit: int, *, nprobes: int = 32,
@@ -251,12 +260,12 @@ class LanceIndex:
         pending = [r for r in rows if "value_json" not in r]
         if not pending or self.table is None:
             return
-        rest = [n for n in schema(self.dim).names if n not in LEG_COLUMNS and n != "vector"]
+        rest = self._rest_columns
         taken = {r["fact_id"]: r for r in self.table.take_row_ids([r["_rowid"] for r in pending])
                  .select(["fact_id", *rest]).to_list()}
         missing = [r["fact_id"] for r in pending if r["fact_id"] not in taken]
         if missing:
-            found = (self.table.search().where("fact_id IN (" + ", ".join(sql_str(f) for f in missing) + ")")
+            found = (self.table.search().where(fact_ids_in(missing))
                      .select(["fact_id", *rest]).limit(len(missing)).to_list())
             taken.update((r["fact_id"], r) for r in found)
         for row in pending:

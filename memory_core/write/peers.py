@@ -20,25 +20,13 @@ class _Block:
         self.ids: list[str] = []
         self.keys: list[str] = []
 
-    def put(self, fact_id: str, key: str, vector: np.ndarray) -> None:
-        row = self.row_of.get(fact_id)
-        if row is None:
-            row = len(self.ids)
-            if row == len(self.matrix):
-                grown = np.zeros((2 * len(self.matrix), self.matrix.shape[1]), dtype=np.float32)
-                grown[:row] = self.matrix
-                self.matrix = grown
-            self.row_of[fact_id] = row
-            self.ids.append(fact_id)
-            self.keys.append(key)
-        self.matrix[row] = vector
-
     def put_many(self, fact_ids: list[str], keys: list[str], vectors: np.ndarray) -> None:
-        """``put`` for a batch: one copy of the new rows instead of one per vector."""
-        fresh = [i for i, fact_id in enumerate(fact_ids) if fact_id not in self.row_of]
-        if len(fresh) < len(fact_ids):
-            for i in set(range(len(fact_ids))).difference(fresh):
-                self.matrix[self.row_of[fact_ids[i]]] = vectors[i]
+        """Add or replace facts' vectors: one copy of the new rows, not one per vector."""
+        rows = [self.row_of.get(fact_id) for fact_id in fact_ids]
+        known = [i for i, row in enumerate(rows) if row is not None]
+        fresh = [i for i, row in enumerate(rows) if row is None]
+        if known:
+            self.matrix[[rows[i] for i in known]] = vectors[known]
         start, needed = len(self.ids), len(self.ids) + len(fresh)
         if needed > len(self.matrix):
             grown = np.zeros((max(needed, 2 * len(self.matrix)), self.matrix.shape[1]), dtype=np.float32)
@@ -51,6 +39,12 @@ class _Block:
         self.keys.extend(keys[i] for i in fresh)
 
 
+def _put(block: _Block, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
+    if vectors:
+        ids = list(vectors)
+        block.put_many(ids, [vectors[f][0] for f in ids], np.stack([vectors[f][1] for f in ids]))
+
+
 class PeerVectors:
     def __init__(self, dim: int, load: Callable[[Namespace], Mapping[str, tuple[str, np.ndarray]]]) -> None:
         self.dim = dim
@@ -61,17 +55,15 @@ class PeerVectors:
         block = self._blocks.get(namespace)
         if block is None:
             block = _Block(self.dim)
-            for fact_id, (key, vector) in self._load(namespace).items():
-                block.put(fact_id, key, vector)
+            _put(block, self._load(namespace))
             self._blocks[namespace] = block
         return block
 
     def put(self, namespace: Namespace, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
         """Record the vectors of facts just written (only for namespaces already loaded)."""
         block = self._blocks.get(namespace)
-        if block is not None and vectors:
-            ids = list(vectors)
-            block.put_many(ids, [vectors[f][0] for f in ids], np.stack([vectors[f][1] for f in ids]))
+        if block is not None:
+            _put(block, vectors)
 
     def nearest(self, namespace: Namespace, vectors: np.ndarray, floor: float,
                 limit: int = 64) -> list[list[tuple[str, str, float]]]:
