@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .clock import Clock
-from .embed import Embedder
+from .embed import Embedder, VectorRows, gather_rows
 from .model import VISIBLE_STATUSES, FactVersion
 from .projection import index_table, index_text
 from .store.duckdb_store import DuckDBStore
@@ -39,7 +39,7 @@ class IndexProjector:
         self.indexable = indexable
         self.flush_at = flush_at
         self._pending: dict[str, FactVersion] = {}
-        self._vectors: dict[str, np.ndarray] = {}
+        self._vectors: list[Mapping[str, np.ndarray]] = []  # as enqueued: a later one wins
         self._caught_up = False
         self._replayed: set[str] = set()  # facts the index may already hold: replace, never append
         # Rows appended after this point are this process's own writes, queued as they happen;
@@ -60,7 +60,7 @@ class IndexProjector:
             if known is None or known.version <= state.version:
                 self._pending[state.fact_id] = state
         if vectors:
-            self._vectors.update(vectors)
+            self._vectors.append(vectors)
         if len(self._pending) >= self.flush_at:
             self.flush()
 
@@ -84,26 +84,28 @@ class IndexProjector:
             return 0
         watermark = self.store.last_seq
         states = list(self._pending.values())
-        self._pending, vectors, self._vectors = {}, self._vectors, {}
+        self._pending, vectors, self._vectors = {}, self._vectors, []
         self._write(states, vectors)
         self.store.set_index_watermark(watermark)
         return len(states)
 
-    def _write(self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray]) -> bool:
+    def _write(self, states: Sequence[FactVersion], vectors: Sequence[Mapping[str, np.ndarray]]) -> bool:
         served = [self.indexable(s) for s in states]
         keep = [s for s, ok in zip(states, served) if ok]
         drop = [s.fact_id for s, ok in zip(states, served) if not ok]
         try:
-            missing = [s for s in keep if s.fact_id not in vectors]
+            held = [v.keys() for v in vectors]
+            missing = ([s for s in keep if s.fact_id not in held[0]] if len(held) == 1
+                       else [s for s in keep if not any(s.fact_id in h for h in held)])
             if missing:
-                vectors = {**vectors, **dict(zip((s.fact_id for s in missing), self.embed_states(missing)))}
+                vectors = [*vectors, VectorRows([s.fact_id for s in missing], self.embed_states(missing))]
             fresh = {s.fact_id for s in keep if s.fact_id == s.id and s.fact_id not in self._replayed}
             new = [s for s in keep if s.fact_id in fresh]
             old = [s for s in keep if s.fact_id not in fresh]
             # A fact's first row is always new to the index: append it. Later states replace.
             dim = self.index.dim
-            self.index.add(index_table(new, [vectors[s.fact_id] for s in new], dim))
-            self.index.upsert(index_table(old, [vectors[s.fact_id] for s in old], dim))
+            self.index.add(index_table(new, gather_rows(vectors, [s.fact_id for s in new], dim), dim))
+            self.index.upsert(index_table(old, gather_rows(vectors, [s.fact_id for s in old], dim), dim))
             self.index.delete_facts(drop)
             self._replayed.difference_update(s.fact_id for s in states)
             return True
@@ -133,7 +135,7 @@ class IndexProjector:
 
         from .store.lance_index import schema
 
-        self._pending, self._vectors, self._caught_up = {}, {}, True
+        self._pending, self._vectors, self._caught_up = {}, [], True
         watermark = self.store.last_seq
         states = [s for s in self.store.latest_states() if self.indexable(s)]
         tables = []

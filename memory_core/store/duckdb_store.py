@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import duckdb
 
@@ -296,11 +296,13 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
         with self._tx() as con:
             con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [f"marker:{name}", value])
 
-    def apply(self, batch: WriteBatch, *, snapshot: tuple[str, int] | None = None) -> None:
+    def apply(self, batch: WriteBatch, *, snapshot: tuple[str, int] | None = None,
+              before_commit: Callable[[], None] | None = None) -> None:
         """Append the batch's rows and audit rows in one transaction; then update the cache.
 
         ``snapshot`` (id, keys) records a snapshot restore in the same transaction, so a restore
-        is idempotent per snapshot id."""
+        is idempotent per snapshot id. ``before_commit`` runs last inside the transaction: if it
+        raises, nothing is written (a batch waits there for work it started beside the insert)."""
         rows = batch.rows
         with self._lock:
             first = self._seq + 1
@@ -323,6 +325,8 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
                     con.execute("INSERT INTO snapshots_restored VALUES (?, ?, ?, ?, ?, ?)",
                                 [snapshot[0], audit.tenant, audit.scope, audit.owner_id, audit.at, snapshot[1]])
                 audit_head = self._chain_audit(con, batch.audits, recorded_by_rows=bool(rows))
+                if before_commit is not None:
+                    before_commit()
             self._seq += len(rows)
             self._audit_head = audit_head
             owner, cached = None, None

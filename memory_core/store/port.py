@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ContextManager, Protocol
+from typing import Callable, ContextManager, Protocol
 
 from ..audit import AuditEntry, AuditReport
 from ..identity import Namespace
@@ -69,8 +69,10 @@ class VersionStore(Protocol):
         """One row per key of ``namespace``: the fact live at ``as_of`` as believed at ``known_at``."""
         ...
 
-    def apply(self, batch: WriteBatch) -> None:
-        """Append every change's rows and chain the audit rows: all or nothing."""
+    def apply(self, batch: WriteBatch, *, snapshot: tuple[str, int] | None = None,
+              before_commit: Callable[[], None] | None = None) -> None:
+        """Append every change's rows and chain the audit rows: all or nothing (``before_commit``
+        runs inside the transaction; if it raises, nothing is written)."""
         ...
 
     def verify_audit(self) -> AuditReport: ...

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from operator import attrgetter
 from typing import Any, Sequence
 
 import duckdb
@@ -223,30 +224,46 @@ STAGED_INSERT = (f"INSERT INTO memory_versions ({COLS}) SELECT "
                  + ")::VARCHAR FROM {source}")
 
 
-def _staged_row(seq: int, v: FactVersion, audit_seq: int | None) -> tuple:
-    # The enums are str enums: Arrow reads a member as its value, without the Enum.value lookup.
-    p = v.provenance
-    return (seq, v.id, v.fact_id, v.tenant, v.scope, v.owner_id, v.key, v.value_json, v.content_sha256,
-            v.kind, v.memory_type, v.status, v.op, v.version, v.change_id, v.observed_at,
-            v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.source_class, v.sensitivity, v.expires_at,
-            audit_seq, v.reinforcement_count, v.changed_by, v.subject, v.index_context, v.on_expire, v.locked, v.pinned,
-            v.confidence, list(v.conflict_with), p.tenant, p.session, p.run, p.agent, p.model, p.source_quote,
-            p.origin, p.actor,
-            json.dumps([r.to_json() for r in v.relations], ensure_ascii=False) if v.relations else "[]",
-            p.source_turn, json.dumps(list(p.source_span)) if p.source_span else "null", p.compaction_generation)
+_PROVENANCE_ATTRS = {"prov_tenant": "tenant", "prov_session": "session", "prov_run": "run", "prov_agent": "agent",
+                     "prov_model": "model", "prov_source_quote": "source_quote", "prov_origin": "origin",
+                     "prov_actor": "actor", "prov_source_turn": "source_turn",
+                     "prov_compaction_generation": "compaction_generation"}
 
 
 def arrow_versions(first_seq: int, rows: Sequence[FactVersion], audit_seq: int | None = None) -> Any:
-    """Many version rows as one staged Arrow table for ``STAGED_INSERT``: one tuple per row,
-    transposed in C, then one Arrow array per column."""
+    """Many version rows as one staged Arrow table for ``STAGED_INSERT``, built column by column
+    (a tuple per row, transposed, cost twice as much). The enums are str enums: Arrow reads a
+    member as its value. A batch mostly shares one provenance: its columns are then constants."""
     import pyarrow as pa
 
     ts = pa.timestamp("us", tz="UTC")
-    names = [c for c in VERSION_COLUMNS if c != "attrs"] + list(ATTRS)
     types = {"seq": pa.int64(), "version": pa.int64(), "observed_at": ts, "valid_at": ts, "invalid_at": ts,
              "created_at": ts, "expires_at": ts, "audit_seq": pa.int64(), "reinforcement_count": pa.int64(),
              "locked": pa.bool_(),
              "pinned": pa.bool_(), "confidence": pa.float64(), "conflict_with": pa.list_(pa.string()),
              "prov_compaction_generation": pa.int64()}
-    columns = list(zip(*(_staged_row(first_seq + i, r, audit_seq) for i, r in enumerate(rows))))
-    return pa.table({name: pa.array(col, type=types.get(name, pa.string())) for name, col in zip(names, columns)})
+    n = len(rows)
+    provenances = [r.provenance for r in rows]
+    shared = provenances[0] if n and all(p is provenances[0] for p in provenances) else None
+
+    def values(name: str) -> Any:
+        if name == "seq":
+            return range(first_seq, first_seq + n)
+        if name == "audit_seq":
+            return [audit_seq] * n
+        if name == "conflict_with":
+            return [list(r.conflict_with) for r in rows]
+        if name == "relations":
+            return [json.dumps([x.to_json() for x in r.relations], ensure_ascii=False) if r.relations else "[]"
+                    for r in rows]
+        if name == "prov_source_span":
+            return [json.dumps(list(p.source_span)) if p.source_span else "null" for p in provenances]
+        if name in _PROVENANCE_ATTRS:
+            field = _PROVENANCE_ATTRS[name]
+            if shared is not None:
+                return [getattr(shared, field)] * n
+            return list(map(attrgetter(field), provenances))
+        return list(map(attrgetter(name), rows))
+
+    names = [c for c in VERSION_COLUMNS if c != "attrs"] + list(ATTRS)
+    return pa.table({name: pa.array(values(name), type=types.get(name, pa.string())) for name in names})

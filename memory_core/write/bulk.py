@@ -9,11 +9,13 @@ from __future__ import annotations
 import dataclasses
 import gc
 import hashlib
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..embed import VectorRows
 from ..errors import (Blacklisted, CharLimitExceeded, InvalidInput, KeyHoldsFact, Locked, PinnedConflict,
                       PreconditionFailed)
 from ..identity import Namespace
@@ -148,8 +150,8 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
             overlay.record(entry.rows)
             prepared.append(entry)
 
-        vectors, peer_vectors = _embed(ctx, prepared)
-        judged, not_judged = _judge(ctx, prepared, peer_vectors, overlay, cap)
+        vectors = _Vectors.plan(ctx, prepared, cap)
+        judged = _judge(ctx, prepared, vectors, overlay)
         verdicts: dict[str, str] = {}
         written: list[FactVersion] = []
         for state in judged:
@@ -159,8 +161,9 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
             written.extend(state.rows)
             written.extend(state.peer_rows)
             verdicts[state.request.key] = _verdict_name(state)
+        checked, unchecked = len(vectors.judged), vectors.unjudged
         if dry_run:
-            return _result((), verdicts, skipped, len(judged) - not_judged, not_judged, dry_run=True)
+            return _result((), verdicts, skipped, checked, unchecked, dry_run=True)
         written.extend(extra)
         if written or snapshot is not None:
             written = _renumber(ctx, namespace, written)
@@ -172,16 +175,17 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
             at = max([requests[0].now, *(r.created_at for r in written)])
             audit = dataclasses.replace(audit_entry(namespace, "*", operation, (), None, actor, at),
                                         version_ids=f"{len(written)} rows sha256:{digest}")
+            # The entries no peer check needed are embedded on a worker while the rows are
+            # written; the transaction commits only once they are, so a failed call writes nothing.
+            vectors.embed_rest()
             ctx.store.apply(WriteBatch(tuple(KeyChange(namespace, k, tuple(v)) for k, v in by_key.items()),
-                                       (audit,)), snapshot=snapshot)
+                                       (audit,)), snapshot=snapshot, before_commit=vectors.wait)
     if written:
-        landed = [i for i, s in enumerate(judged) if vectors is not None and vectors[i] is not None and s.rows]
-        after_write(ctx, namespace, written, {judged[i].rows[-1].fact_id: vectors[i] for i in landed},
-                    {judged[i].rows[-1].fact_id: peer_vectors[i] for i in landed
-                     if judged[i].rows[-1].kind is Kind.FACT})
+        index_rows, peer_rows = vectors.landed(judged)
+        after_write(ctx, namespace, written, index_rows, peer_rows)
         if ctx.projector is not None:
             ctx.projector.flush()
-    return _result(tuple(written), verdicts, skipped, len(judged) - not_judged, not_judged)
+    return _result(tuple(written), verdicts, skipped, checked, unchecked)
 
 
 def _result(written: tuple[FactVersion, ...], verdicts: dict[str, str], skipped: dict[str, list[str]],
@@ -263,34 +267,88 @@ def _verdict_name(state: SetState) -> str:
     return result_verdict(state)
 
 
-def _embed(ctx: WriteContext, prepared: Sequence[SetState | _Fresh]) -> tuple[list | None, list | None]:
-    """One embedding call for every entry that may be embedded (never a high value): its index
-    vector, and its value vector for the peer check."""
-    if ctx.embedder is None:
-        return None, None
-    wanted = [i for i, s in enumerate(prepared) if phases.embedded(s)]
-    index_out: list[np.ndarray | None] = [None] * len(prepared)
-    peer_out: list[np.ndarray | None] = [None] * len(prepared)
-    if wanted:
-        index_vectors, peer_vectors = embed_pairs(
-            ctx.embedder, [texts_to_embed(prepared[i].request.key, prepared[i].request.value) for i in wanted])
-        for row, i in enumerate(wanted):
-            index_out[i], peer_out[i] = index_vectors[row], peer_vectors[row]
-    return index_out, peer_out
+_REST_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memcore-bulk-embed")
 
 
-def _judge(ctx: WriteContext, prepared: list[SetState], vectors, overlay: _Overlay,
-           cap: int) -> tuple[list[SetState], int]:
+class _Vectors:
+    """A batch's vectors, made in two embedder calls: first for the entries the peer check judges
+    (the first ``cap`` new facts), then for every other embedded entry (never a high value),
+    which ``embed_rest`` starts on a worker thread and ``wait`` collects."""
+
+    def __init__(self, ctx: WriteContext, prepared: Sequence[SetState | _Fresh], judged: list[int],
+                 rest: list[int], unjudged: int) -> None:
+        self.ctx, self.prepared = ctx, prepared
+        self.judged, self.rest, self.unjudged = judged, rest, unjudged
+        self.first = _embed(ctx, prepared, judged)
+        self.second: tuple[np.ndarray, np.ndarray] | None = None
+        self._future: Future | None = None
+
+    @classmethod
+    def plan(cls, ctx: WriteContext, prepared: Sequence[SetState | _Fresh], cap: int) -> "_Vectors":
+        wanted = [i for i, s in enumerate(prepared) if phases.embedded(s)] if ctx.embedder is not None else []
+        needing = [i for i, s in enumerate(prepared) if phases.needs_peer_check(s)]
+        judged = [i for i in needing if phases.embedded(prepared[i])][:cap] if wanted and ctx.peers is not None else []
+        taken = set(judged)
+        return cls(ctx, prepared, judged, [i for i in wanted if i not in taken], len(needing) - len(judged))
+
+    def embed_rest(self) -> None:
+        if self.rest and self._future is None:
+            self._future = _REST_POOL.submit(_embed, self.ctx, self.prepared, self.rest)
+
+    def wait(self) -> None:
+        if self.rest and self.second is None:
+            self.embed_rest()
+            self.second = self._future.result()
+
+    def landed(self, judged: Sequence[SetState | _Fresh]) -> tuple[VectorRows | dict, VectorRows | dict]:
+        """The index and peer vectors of the entries whose value landed, by the fact id it landed
+        as: rows of the batch's matrices, taken in one copy each."""
+        if self.ctx.embedder is None:
+            return {}, {}
+        self.wait()
+        parts = [(self.judged, self.first)] + ([(self.rest, self.second)] if self.rest else [])
+        ids: list[str] = []
+        fact_ids: list[str] = []
+        index_parts, value_parts = [], []
+        for entries, (index, value) in parts:
+            landed = [n for n, i in enumerate(entries) if judged[i].rows]
+            facts = [n for n in landed if judged[entries[n]].rows[-1].kind is Kind.FACT]
+            ids.extend(judged[entries[n]].rows[-1].fact_id for n in landed)
+            fact_ids.extend(judged[entries[n]].rows[-1].fact_id for n in facts)
+            index_parts.append(_rows_of(index, landed))
+            value_parts.append(_rows_of(value, facts))
+        return VectorRows(ids, _joined(index_parts)), VectorRows(fact_ids, _joined(value_parts))
+
+
+# Each fresh copy of a batch's matrix (100k x 256 float32) costs up to a quarter of a second in
+# page faults on this project's machine: rows are copied only when some are left out.
+def _rows_of(matrix: np.ndarray, rows: list[int]) -> np.ndarray:
+    return matrix if len(rows) == len(matrix) else matrix[rows]
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    kept = [p for p in parts if len(p)]
+    return kept[0] if len(kept) == 1 else np.concatenate(parts)
+
+
+def _embed(ctx: WriteContext, prepared: Sequence[SetState | _Fresh], entries: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(index vectors, value vectors) of these entries, in one embedder call."""
+    if not entries:
+        empty = np.zeros((0, ctx.embedder.dim if ctx.embedder is not None else 0), dtype=np.float32)
+        return empty, empty
+    return embed_pairs(ctx.embedder,
+                       [texts_to_embed(prepared[i].request.key, prepared[i].request.value) for i in entries])
+
+
+def _judge(ctx: WriteContext, prepared: list[SetState | _Fresh], vectors: _Vectors,
+           overlay: _Overlay) -> list[SetState | _Fresh]:
     """Peer verdicts for the first ``cap`` new facts: stored peers and earlier entries of the batch."""
-    if vectors is None or ctx.peers is None or not prepared:
-        return prepared, sum(1 for s in prepared if phases.needs_peer_check(s))
-    checked = [i for i, s in enumerate(prepared) if phases.needs_peer_check(s) and vectors[i] is not None][:cap]
-    skipped = sum(1 for i, s in enumerate(prepared) if phases.needs_peer_check(s)) - len(checked)
+    checked = vectors.judged
     if not checked:
-        return prepared, skipped
+        return prepared
     namespace = prepared[0].request.namespace
     calibration = ctx.calibration()
-    matrix = np.stack([vectors[i] for i in checked])
+    matrix = vectors.first[1]
     floors = [resolve_threshold(prepared[i].type_config, prepared[i].config.tenant, calibration).value
               for i in checked]
     stored = ctx.peers.nearest(namespace, matrix, min(floors), 16)
@@ -321,7 +379,7 @@ def _judge(ctx: WriteContext, prepared: list[SetState], vectors, overlay: _Overl
         state = _bulk_verdict_rows(ctx, state, overlay)
         overlay.record((*state.rows, *state.peer_rows))
         out[i] = state
-    return out, skipped
+    return out
 
 
 def _bulk_verdict_rows(ctx: WriteContext, state: SetState, overlay: _Overlay) -> SetState:

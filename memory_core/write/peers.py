@@ -32,7 +32,7 @@ class _Block:
             grown = np.zeros((max(needed, 2 * len(self.matrix)), self.matrix.shape[1]), dtype=np.float32)
             grown[:start] = self.matrix[:start]
             self.matrix = grown
-        self.matrix[start:needed] = vectors[fresh]
+        self.matrix[start:needed] = vectors if len(fresh) == len(vectors) else vectors[fresh]
         new_ids = [fact_ids[i] for i in fresh]
         self.row_of.update(zip(new_ids, range(start, needed)))
         self.ids.extend(new_ids)
@@ -64,6 +64,12 @@ class PeerVectors:
         block = self._blocks.get(namespace)
         if block is not None:
             _put(block, vectors)
+
+    def put_rows(self, namespace: Namespace, fact_ids: list[str], keys: list[str], matrix: np.ndarray) -> None:
+        """``put`` for a batch whose vectors are already one matrix, row i for fact_ids[i]."""
+        block = self._blocks.get(namespace)
+        if block is not None and fact_ids:
+            block.put_many(fact_ids, keys, matrix)
 
     def nearest(self, namespace: Namespace, vectors: np.ndarray, floor: float,
                 limit: int = 64) -> list[list[tuple[str, str, float]]]:

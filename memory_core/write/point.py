@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..audit import AuditEntry
 from ..clock import Clock
-from ..embed import Embedder, EmbedderUnavailable
+from ..embed import Embedder, EmbedderUnavailable, stack_rows
 from ..identity import Namespace
 from ..indexing import IndexProjector
 from ..model import FactVersion, Kind, Op, Status, WriteResult
@@ -218,10 +218,12 @@ def run_set(ctx: WriteContext, request: SetRequest) -> WriteResult:
 
 
 def after_write(ctx: WriteContext, namespace: Namespace, rows: Sequence[FactVersion],
-                index_vectors: dict[str, np.ndarray], peer_vectors: dict[str, np.ndarray] | None = None) -> None:
+                index_vectors: Mapping[str, np.ndarray], peer_vectors: Mapping[str, np.ndarray] | None = None) -> None:
     """Queue the changed states for the index and keep the peer vectors current."""
     if ctx.projector is not None:
         ctx.projector.enqueue(rows, index_vectors)
     if ctx.peers is not None and peer_vectors:
         keys = {r.fact_id: r.key for r in rows}
-        ctx.peers.put(namespace, {fid: (keys[fid], v) for fid, v in peer_vectors.items()})
+        fact_ids = list(peer_vectors)
+        ctx.peers.put_rows(namespace, fact_ids, [keys[f] for f in fact_ids],
+                           stack_rows(peer_vectors, fact_ids, ctx.peers.dim))

@@ -21,7 +21,10 @@ _GUARDED = (
     (False, ("-", "_"), re.compile(r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9_-]{16,}\b")),     # provider secret keys
     (False, ("-----BEGIN ",), re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
 )
-_DROP_DIGITS = str.maketrans("", "", "0123456789")
+# Every needle above holds one of these characters: a value without any can match only the
+# patterns that need no needle (one regex search instead of four substring checks).
+_ANY_NEEDLE = re.compile(r"[-:=_]")
+_NEEDLELESS = tuple(guard for guard in _GUARDED if not guard[1])
 
 
 def _luhn(digits: str) -> bool:
@@ -37,13 +40,14 @@ def _luhn(digits: str) -> bool:
 def detect(text: str) -> str:
     """``high`` when the text holds a card number, a national id, an IBAN or a secret; else ``normal``."""
     # \d matches other scripts' digits too: only ASCII text is counted, the rest is scanned whole.
-    digits = len(text) - len(text.translate(_DROP_DIGITS)) if text.isascii() else None
+    digits = sum(map(text.count, "0123456789")) if text.isascii() else None
     if digits is None or digits >= 13:  # a card number has 13 to 19 digits
         for match in _CARD.finditer(text):
             found = re.sub(r"\D", "", match.group())
             if 13 <= len(found) <= 19 and _luhn(found):
                 return "high"
-    for needs_digit, needles, pattern in _GUARDED:
+    guarded = _GUARDED if digits is None or _ANY_NEEDLE.search(text) else _NEEDLELESS
+    for needs_digit, needles, pattern in guarded:
         if digits is None or ((digits or not needs_digit) and (not needles or any(n in text for n in needles))):
             if pattern.search(text):
                 return "high"

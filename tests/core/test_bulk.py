@@ -63,6 +63,32 @@ def test_bulk_set_failing_in_the_middle_writes_nothing(tool, memory, monkeypatch
     assert [h.key for h in tool.recall("value 5").hits if h.key.startswith("k")] in ([], ["kept"])
 
 
+def test_a_failed_embedding_beside_the_transaction_writes_nothing(tool, memory, monkeypatch):
+    """Entries past the peer-check cap are embedded on a worker while the rows go in; the
+    transaction waits for that call and rolls back when it fails."""
+    tool.configure(bulk_check_cap=2)
+    tool.set("kept", "a value written before the batch")
+    before = store_snapshot(memory)
+    embed, calls = memory.embedder.embed, []
+
+    def second_call_fails(texts):
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise RuntimeError("the embedding service went away")
+        return embed(texts)
+
+    monkeypatch.setattr(memory.embedder, "embed", second_call_fails)
+    with pytest.raises(MemcoreError) as refused:
+        tool.bulk_set([{"key": f"k{i}", "value": f"value number {i}"} for i in range(40)])
+    assert refused.value.code == "EMBEDDER_UNAVAILABLE" and len(calls) == 2
+    monkeypatch.undo()
+    assert store_snapshot(memory) == before and memory.verify_audit().ok
+    result = tool.bulk_set([{"key": f"k{i}", "value": f"value number {i}"} for i in range(40)])
+    assert len(result.verdicts) == 40 and result.peer_checked == 2 and result.peer_check_skipped == 38
+    assert tool.get("k39").value == "value number 39"
+    assert [h.key for h in tool.recall("value number 33", k=1).hits] == ["k33"]
+
+
 def test_a_bad_entry_refuses_the_whole_batch_and_names_it(tool, memory):
     before = store_snapshot(memory)
     with pytest.raises(InvalidInput) as refused:
