@@ -13,9 +13,11 @@ in ``projection_failures`` and repaired later: it never fails the primary write.
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from .clock import Clock
 from .embed import Embedder, VectorRows, gather_rows
@@ -25,6 +27,7 @@ from .store.duckdb_store import DuckDBStore
 from .store.lance_index import LanceIndex
 
 log = logging.getLogger(__name__)
+_INDEX_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memcore-index")
 Progress = Callable[[int, int], None]
 Indexable = Callable[[FactVersion], bool]
 
@@ -63,6 +66,29 @@ class IndexProjector:
             self._vectors.append(vectors)
         if len(self._pending) >= self.flush_at:
             self.flush()
+
+    def add_new(self, data: Callable[[], pa.Table], states: Callable[[], Sequence[FactVersion]],
+                beside: Callable[[], None]) -> None:
+        """Append index rows the caller built (``data`` answers them) for facts the index has
+        never held (a batch's fresh entries), running ``beside`` on this thread while the write
+        runs on another (it releases the GIL). A failed write, or a failure to build the rows, is
+        recorded for repair like any index write: ``states`` names the facts.
+
+        Call it before ``flush``, which moves the watermark past these rows; nothing here may
+        flush first (a crash between the two would leave rows the watermark says are indexed)."""
+        if self.store.read_only:
+            beside()
+            return
+        writing = _INDEX_WRITER.submit(lambda: self.index.add(data()))
+        try:
+            beside()
+        finally:
+            try:
+                writing.result()
+            except Exception as exc:  # noqa: BLE001 - as in _write: the primary write stands
+                failed = states()
+                log.warning("index write failed for %d facts; recorded for repair: %s", len(failed), exc)
+                self.store.record_projection_failure(failed, f"{type(exc).__name__}: {exc}", self.clock.now())
 
     def _catch_up(self) -> None:
         if self._caught_up:
@@ -131,7 +157,6 @@ class IndexProjector:
 
     def reindex(self, *, batch: int = 4096, progress: Progress | None = None) -> int:
         """Rebuild the index from the store's latest fact states."""
-        import pyarrow as pa
 
         from .store.lance_index import schema
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
 
-from .model import FactVersion
+from .model import FactVersion, Provenance
 from .store.lance_index import namespace_key, schema
 
 _KEY_SEPARATORS = re.compile(r"[_\-./:#]+")
@@ -47,9 +47,25 @@ def index_text(key: str, value: Any) -> str:
 
 def lexical_text(state: FactVersion) -> str:
     """What BM25 sees: the embedder's text plus the subject and the row's context words."""
-    parts = [f"{state.subject}:" if state.subject else "", state.index_context or "",
-             index_text(state.key, state.value)]
+    return lexical_words(state.subject, state.index_context, index_text(state.key, state.value))
+
+
+def lexical_words(subject: str | None, context: str | None, embedded_text: str) -> str:
+    parts = [f"{subject}:" if subject else "", context or "", embedded_text]
     return " ".join(p for p in parts if p)
+
+
+class ProvenanceJson:
+    """The provenance column of index rows: a batch shares one provenance, encoded once."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple, str] = {}
+
+    def __call__(self, provenance: Provenance, changed_by: str) -> str:
+        known = (id(provenance), changed_by)
+        if known not in self._seen:
+            self._seen[known] = json.dumps({**provenance.to_dict(), "changed_by": changed_by})
+        return self._seen[known]
 
 
 def _timestamps(values: list) -> pa.Array:
@@ -60,19 +76,15 @@ def _timestamps(values: list) -> pa.Array:
 def index_table(states: Sequence[FactVersion], vectors: Sequence[np.ndarray] | np.ndarray, dim: int) -> pa.Table:
     """The index rows of ``states`` as one Arrow table, built column by column (a row of dicts
     per fact costs more than the index write itself at bulk sizes)."""
-    matrix = np.asarray(vectors, dtype=np.float32).reshape(len(states), dim)
     namespaces: dict[tuple, str] = {}
-    provenances: dict[tuple, str] = {}
+    provenance_json = ProvenanceJson()
     ns_col, prov_col, text_col = [], [], []
     for s in states:
         ns = (s.tenant, s.scope.value, s.owner_id)
         if ns not in namespaces:
             namespaces[ns] = namespace_key(*ns)
         ns_col.append(namespaces[ns])
-        prov = (id(s.provenance), s.changed_by)
-        if prov not in provenances:  # a batch shares one provenance: encode it once
-            provenances[prov] = json.dumps({**s.provenance.to_dict(), "changed_by": s.changed_by})
-        prov_col.append(provenances[prov])
+        prov_col.append(provenance_json(s.provenance, s.changed_by))
         text_col.append(lexical_text(s))
     columns: dict[str, Any] = {
         "fact_id": [s.fact_id for s in states], "version_id": [s.id for s in states], "namespace": ns_col,
@@ -85,9 +97,20 @@ def index_table(states: Sequence[FactVersion], vectors: Sequence[np.ndarray] | n
         "text": text_col, "value_json": [s.value_json for s in states], "provenance_json": prov_col,
     }
     for name in ("valid_at", "invalid_at", "observed_at", "expires_at", "created_at"):
-        columns[name] = _timestamps([getattr(s, name) for s in states])
+        columns[name] = [getattr(s, name) for s in states]
+    return index_rows(columns, vectors, dim)
+
+
+def index_rows(columns: Mapping[str, Sequence[Any]], vectors: Sequence[np.ndarray] | np.ndarray, dim: int) -> pa.Table:
+    """Index rows from one list per column of the index schema (every column but the vector;
+    times as aware datetimes or None) and their vectors."""
     target = schema(dim)
-    arrays = [columns[f.name] if isinstance(columns[f.name], pa.Array) else pa.array(columns[f.name], type=f.type)
+    n = len(columns["fact_id"])
+    matrix = np.asarray(vectors, dtype=np.float32).reshape(n, dim)
+    arrays = [_timestamps(columns[f.name]) if f.name in _TIMES else pa.array(columns[f.name], type=f.type)
               for f in target if f.name != "vector"]
     arrays.append(pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel(), type=pa.float32()), dim))
     return pa.Table.from_arrays(arrays, schema=target)
+
+
+_TIMES = frozenset({"valid_at", "invalid_at", "observed_at", "expires_at", "created_at"})

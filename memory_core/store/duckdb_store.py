@@ -23,7 +23,7 @@ from ..audit import GENESIS_HASH, AuditEntry, AuditReport, AuditRow, chain, veri
 from ..errors import HomeNotFound, StoreCorrupted
 from ..identity import Namespace, Scope
 from ..model import VISIBLE_STATUSES, FactVersion
-from .port import Head, WriteBatch
+from .port import Head, StagedRows, WriteBatch
 from .graph_tables import GraphTables
 from .invariants import InvariantChecks
 from .queue_tables import QueueTables
@@ -297,38 +297,52 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
             con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [f"marker:{name}", value])
 
     def apply(self, batch: WriteBatch, *, snapshot: tuple[str, int] | None = None,
-              before_commit: Callable[[], None] | None = None) -> None:
+              before_commit: Callable[[], None] | None = None, staged: StagedRows | None = None) -> None:
         """Append the batch's rows and audit rows in one transaction; then update the cache.
 
         ``snapshot`` (id, keys) records a snapshot restore in the same transaction, so a restore
         is idempotent per snapshot id. ``before_commit`` runs last inside the transaction: if it
-        raises, nothing is written (a batch waits there for work it started beside the insert)."""
+        raises, nothing is written (a batch waits there for work it started beside the insert).
+        ``staged``: more new rows, given as columns, appended after the batch's rows; the caller
+        puts them in the cache (``remember``) once it has them as rows."""
         rows = batch.rows
+        extra = staged.count if staged is not None else 0
         with self._lock:
             first = self._seq + 1
             # Each row names the audit row that records it: a chain missing its newest rows is caught.
             audit_seq = self._audit_head[0] + len(batch.audits) if batch.audits else None
             with self._tx() as con:
                 if len(rows) > _ARROW_INSERT_ABOVE:
-                    con.register("incoming_versions", arrow_versions(first, rows, audit_seq))
-                    try:
-                        con.execute(STAGED_INSERT.format(source="incoming_versions"))
-                    finally:
-                        con.unregister("incoming_versions")
+                    self._insert_staged(con, arrow_versions(first, rows, audit_seq))
                 elif rows:
                     marks = "(" + ", ".join("?" * len(VERSION_COLUMNS)) + ")"
                     con.execute(f"INSERT INTO memory_versions ({COLS}) VALUES " + ", ".join([marks] * len(rows)),
                                 [p for i, r in enumerate(rows) for p in version_params(first + i, r, audit_seq)])
+                if extra:
+                    self._insert_staged(con, staged.table(first + len(rows), audit_seq))
                 self.follow_graph(con, rows)
                 if snapshot is not None:
                     audit = batch.audits[0]
                     con.execute("INSERT INTO snapshots_restored VALUES (?, ?, ?, ?, ?, ?)",
                                 [snapshot[0], audit.tenant, audit.scope, audit.owner_id, audit.at, snapshot[1]])
-                audit_head = self._chain_audit(con, batch.audits, recorded_by_rows=bool(rows))
+                audit_head = self._chain_audit(con, batch.audits, recorded_by_rows=bool(rows) or bool(extra))
                 if before_commit is not None:
                     before_commit()
-            self._seq += len(rows)
+            self._seq += len(rows) + extra
             self._audit_head = audit_head
+            self.remember(rows)
+
+    @staticmethod
+    def _insert_staged(con: duckdb.DuckDBPyConnection, table: Any) -> None:
+        con.register("incoming_versions", table)
+        try:
+            con.execute(STAGED_INSERT.format(source="incoming_versions"))
+        finally:
+            con.unregister("incoming_versions")
+
+    def remember(self, rows: Sequence[FactVersion]) -> None:
+        """Put committed rows in the namespace cache (for namespaces it holds)."""
+        with self._lock:
             owner, cached = None, None
             for row in rows:
                 if (row.tenant, row.scope, row.owner_id) != owner:  # a batch is mostly one namespace

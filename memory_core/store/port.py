@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable, ContextManager, Protocol
+from typing import Any, Callable, ContextManager, Protocol, Sequence
 
 from ..audit import AuditEntry, AuditReport
 from ..identity import Namespace
@@ -43,6 +43,16 @@ class WriteBatch:
         return tuple(r for c in self.changes for r in c.rows)
 
 
+class StagedRows(Protocol):
+    """New version rows given as columns rather than as row objects (a batch's fresh entries):
+    ``table`` answers them in the staged layout of the store's bulk insert, numbered from
+    ``first_seq`` and naming the audit row ``audit_seq``."""
+
+    count: int
+
+    def table(self, first_seq: int, audit_seq: int | None) -> Any: ...
+
+
 class VersionStore(Protocol):
     """The authoritative store. The write path needs the point reads below to be cheap: the
     embedded adapter answers them from a write-through cache (it is the home's only writer)."""
@@ -70,9 +80,13 @@ class VersionStore(Protocol):
         ...
 
     def apply(self, batch: WriteBatch, *, snapshot: tuple[str, int] | None = None,
-              before_commit: Callable[[], None] | None = None) -> None:
-        """Append every change's rows and chain the audit rows: all or nothing (``before_commit``
-        runs inside the transaction; if it raises, nothing is written)."""
+              before_commit: Callable[[], None] | None = None, staged: StagedRows | None = None) -> None:
+        """Append every change's rows (and ``staged``'s) and chain the audit rows: all or nothing
+        (``before_commit`` runs inside the transaction; if it raises, nothing is written)."""
+        ...
+
+    def remember(self, rows: Sequence[FactVersion]) -> None:
+        """Rows ``staged`` into an applied batch, now as row objects, for the read cache."""
         ...
 
     def verify_audit(self) -> AuditReport: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from operator import attrgetter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import duckdb
 
@@ -234,6 +234,37 @@ def arrow_versions(first_seq: int, rows: Sequence[FactVersion], audit_seq: int |
     """Many version rows as one staged Arrow table for ``STAGED_INSERT``, built column by column
     (a tuple per row, transposed, cost twice as much). The enums are str enums: Arrow reads a
     member as its value. A batch mostly shares one provenance: its columns are then constants."""
+    n = len(rows)
+    provenances = [r.provenance for r in rows]
+    shared = provenances[0] if n and all(p is provenances[0] for p in provenances) else None
+
+    def values(name: str) -> Sequence[Any]:
+        if name == "conflict_with":
+            return [list(r.conflict_with) for r in rows]
+        if name == "relations":
+            return [json.dumps([x.to_json() for x in r.relations], ensure_ascii=False) if r.relations else "[]"
+                    for r in rows]
+        if name in _PROVENANCE_ATTRS or name == "prov_source_span":
+            return provenance_column(name, provenances, shared)
+        return list(map(attrgetter(name), rows))
+
+    return staged_table(first_seq, audit_seq, n, values)
+
+
+def provenance_column(name: str, provenances: Sequence[Provenance], shared: Provenance | None) -> list[Any]:
+    """A ``prov_*`` staged column; ``shared``: the one provenance every row holds, if so."""
+    if name == "prov_source_span":
+        span = lambda p: json.dumps(list(p.source_span)) if p.source_span else "null"  # noqa: E731
+        return [span(shared)] * len(provenances) if shared is not None else list(map(span, provenances))
+    field = _PROVENANCE_ATTRS[name]
+    if shared is not None:
+        return [getattr(shared, field)] * len(provenances)
+    return list(map(attrgetter(field), provenances))
+
+
+def staged_table(first_seq: int, audit_seq: int | None, n: int, values: Callable[[str], Sequence[Any]]) -> Any:
+    """The staged Arrow table of ``n`` version rows numbered from ``first_seq``: ``values(name)``
+    answers every other column (those of ``VERSION_COLUMNS`` but attrs, then ``ATTRS``)."""
     import pyarrow as pa
 
     ts = pa.timestamp("us", tz="UTC")
@@ -242,28 +273,7 @@ def arrow_versions(first_seq: int, rows: Sequence[FactVersion], audit_seq: int |
              "locked": pa.bool_(),
              "pinned": pa.bool_(), "confidence": pa.float64(), "conflict_with": pa.list_(pa.string()),
              "prov_compaction_generation": pa.int64()}
-    n = len(rows)
-    provenances = [r.provenance for r in rows]
-    shared = provenances[0] if n and all(p is provenances[0] for p in provenances) else None
-
-    def values(name: str) -> Any:
-        if name == "seq":
-            return range(first_seq, first_seq + n)
-        if name == "audit_seq":
-            return [audit_seq] * n
-        if name == "conflict_with":
-            return [list(r.conflict_with) for r in rows]
-        if name == "relations":
-            return [json.dumps([x.to_json() for x in r.relations], ensure_ascii=False) if r.relations else "[]"
-                    for r in rows]
-        if name == "prov_source_span":
-            return [json.dumps(list(p.source_span)) if p.source_span else "null" for p in provenances]
-        if name in _PROVENANCE_ATTRS:
-            field = _PROVENANCE_ATTRS[name]
-            if shared is not None:
-                return [getattr(shared, field)] * n
-            return list(map(attrgetter(field), provenances))
-        return list(map(attrgetter(name), rows))
-
+    given = {"seq": lambda: range(first_seq, first_seq + n), "audit_seq": lambda: [audit_seq] * n}
     names = [c for c in VERSION_COLUMNS if c != "attrs"] + list(ATTRS)
-    return pa.table({name: pa.array(values(name), type=types.get(name, pa.string())) for name in names})
+    return pa.table({name: pa.array(given[name]() if name in given else values(name),
+                                    type=types.get(name, pa.string())) for name in names})

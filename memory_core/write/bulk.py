@@ -9,25 +9,25 @@ from __future__ import annotations
 import dataclasses
 import gc
 import hashlib
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..embed import VectorRows
 from ..errors import (Blacklisted, CharLimitExceeded, InvalidInput, KeyHoldsFact, Locked, PinnedConflict,
                       PreconditionFailed)
 from ..identity import Namespace
-from ..model import FactVersion, Kind
+from ..model import FactVersion
 from ..projection import value_text
 from ..store.port import KeyChange, WriteBatch
 from ..timeline import StatementPlan
 from ..values import content_sha256
 from . import phases
+from .bulk_tail import Tail
+from .bulk_vectors import BatchVectors, TailVectors
 from .config import resolve_threshold
-from .point import (WriteContext, after_write, audit_entry, embed_pairs, result_verdict, texts_to_embed,
-                    verdict_rows)
+from .point import WriteContext, after_write, audit_entry, result_verdict, verdict_rows
 from .request import SetRequest, SetState
 from .settle import label_entry
 from .verdicts import Peer, Verdict
@@ -122,15 +122,24 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
               dry_run: bool, operation: str, snapshot: tuple[str, int] | None,
               extra: Sequence[FactVersion]) -> BulkResult:
     namespace = requests[0].namespace
+    named = Counter(r.key for r in requests)
     with ctx.store.locked():
         overlay = _Overlay(ctx, namespace)
         windows: dict[tuple, tuple] = {}
         prepared: list[SetState | _Fresh] = []
+        tail = Tail(namespace)
+        tail_vectors = TailVectors(ctx, len(requests), enabled=not dry_run)
+        # How many more entries the peer check judges: an entry it would judge is never put in the tail.
+        to_judge = cap if ctx.embedder is not None and ctx.peers is not None else 0
         for index, request in enumerate(requests):
             try:
                 if request.if_match_sha256 is None and request.key not in overlay.changed \
                         and not ctx.store.has_key(namespace, request.key):
-                    entry: SetState | _Fresh = _fresh(ctx, config, request, windows)
+                    parts = _fresh_parts(config, request, windows)
+                    if named[request.key] == 1 and not request.relations and _to_tail(
+                            tail, tail_vectors, ctx, config, request, parts, to_judge):
+                        continue
+                    entry: SetState | _Fresh = _fresh_entry(ctx, config, request, *parts)
                 else:
                     entry = _through_phases(ctx, config, request, overlay)
             except Locked:
@@ -149,8 +158,9 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
                 continue
             overlay.record(entry.rows)
             prepared.append(entry)
+            to_judge -= phases.needs_peer_check(entry)
 
-        vectors = _Vectors.plan(ctx, prepared, cap)
+        vectors = BatchVectors.plan(ctx, prepared, cap, tail, tail_vectors)
         judged = _judge(ctx, prepared, vectors, overlay)
         verdicts: dict[str, str] = {}
         written: list[FactVersion] = []
@@ -161,31 +171,79 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
             written.extend(state.rows)
             written.extend(state.peer_rows)
             verdicts[state.request.key] = _verdict_name(state)
+        verdicts.update((r.key, "created") for r in tail.requests)
         checked, unchecked = len(vectors.judged), vectors.unjudged
         if dry_run:
             return _result((), verdicts, skipped, checked, unchecked, dry_run=True)
         written.extend(extra)
-        if written or snapshot is not None:
+        tail_rows: list[FactVersion] = []
+        if written or tail.count or snapshot is not None:
             written = _renumber(ctx, namespace, written)
             by_key: dict[str, list[FactVersion]] = {}
             for row in written:
                 by_key.setdefault(row.key, []).append(row)
-            digest = hashlib.sha256(",".join(r.id for r in written).encode()).hexdigest()
+            ids = [r.id for r in written] + tail.ids
+            digest = hashlib.sha256(",".join(ids).encode()).hexdigest()
             actor = requests[0].provenance.actor
-            at = max([requests[0].now, *(r.created_at for r in written)])
+            at = max([requests[0].now, *(r.created_at for r in written), *([tail.latest_now()] if tail.count else [])])
             audit = dataclasses.replace(audit_entry(namespace, "*", operation, (), None, actor, at),
-                                        version_ids=f"{len(written)} rows sha256:{digest}")
+                                        version_ids=f"{len(ids)} rows sha256:{digest}")
             # The entries no peer check needed are embedded on a worker while the rows are
             # written; the transaction commits only once they are, so a failed call writes nothing.
-            vectors.embed_rest()
+            if ctx.projector is not None and tail.embedded:
+                dim = ctx.projector.index.dim
+                vectors.embed_rest(lambda texts, matrix: tail.index_table(texts, matrix, dim))
+            else:
+                vectors.embed_rest()
             ctx.store.apply(WriteBatch(tuple(KeyChange(namespace, k, tuple(v)) for k, v in by_key.items()),
-                                       (audit,)), snapshot=snapshot, before_commit=vectors.wait)
-    if written:
+                                       (audit,)), snapshot=snapshot, before_commit=vectors.wait,
+                            staged=tail if tail.count else None)
+            if tail.count:  # still under the lock: no other write may miss these keys in the cache
+                tail_rows = _land_tail(ctx, tail, vectors)
+    if written or tail_rows:
         index_rows, peer_rows = vectors.landed(judged)
         after_write(ctx, namespace, written, index_rows, peer_rows)
         if ctx.projector is not None:
             ctx.projector.flush()
-    return _result(tuple(written), verdicts, skipped, checked, unchecked)
+    return _result((*written, *tail_rows), verdicts, skipped, checked, unchecked)
+
+
+def _to_tail(tail: Tail, tail_vectors: TailVectors, ctx: WriteContext, config, request: SetRequest, parts: tuple,
+             to_judge: int) -> bool:
+    """Keep a fresh entry as columns unless the peer check would judge it."""
+    memory_type, type_config, prepared, sha, on_expire = parts
+    embedded = phases.is_embedded(type_config, prepared.sensitivity)
+    judged_kind = embedded and phases.peer_checked_kind(request.kind, config.tenant)
+    if judged_kind and to_judge > 0:
+        return False
+    tail.add(request, memory_type, sha, prepared, on_expire, embedded, ctx.new_id(), ctx.new_id())
+    tail.needing_check += judged_kind
+    if embedded:
+        tail_vectors.add(request)
+    return True
+
+
+def _land_tail(ctx: WriteContext, tail: Tail, vectors: BatchVectors) -> list[FactVersion]:
+    """After the commit: the tail's index rows (built on the worker beside the insert) are
+    written on another while its row objects are built and cached here; then its value vectors
+    join the peer cache."""
+    rows: list[FactVersion] = []
+
+    def build_rows() -> None:
+        rows.extend(tail.rows())
+        ctx.store.remember(rows)
+
+    if ctx.projector is None or not tail.embedded:
+        build_rows()
+        return rows
+    ctx.projector.add_new(vectors.tail_rows, lambda: [rows[i] for i in tail.embedded], build_rows)
+    _, _, value_vectors = vectors.of_tail
+    if ctx.peers is not None:
+        facts = tail.facts()
+        ctx.peers.put_rows(tail.namespace, [tail.ids[tail.embedded[n]] for n in facts],
+                           [tail.requests[tail.embedded[n]].key for n in facts],
+                           value_vectors if len(facts) == len(value_vectors) else value_vectors[facts])
+    return rows
 
 
 def _result(written: tuple[FactVersion, ...], verdicts: dict[str, str], skipped: dict[str, list[str]],
@@ -229,23 +287,24 @@ class _Fresh:
                         self.request.now, self.rows)
 
 
-def _fresh(ctx: WriteContext, config, request: SetRequest, windows: dict[tuple, tuple]) -> _Fresh:
-    """``windows``: the type and expiry window a batch's entries share (one lookup per type)."""
+def _fresh_parts(config, request: SetRequest, windows: dict[tuple, tuple]) -> tuple:
+    """An entry for a new key, checked: (memory type, type config, prepared value, sha, on_expire).
+    ``windows``: the type and expiry window a batch's entries share (one lookup per type)."""
     shared = (request.memory_type, request.on_expire, request.now) if request.ttl_seconds is None else None
-    if shared is None or shared not in windows:
+    window = windows.get(shared) if shared is not None else None
+    if window is None:
         memory_type = config.type(request.memory_type).retype_to or request.memory_type
         type_config = config.type(memory_type)
         window = (memory_type, type_config, *phases.expiry_window(request, type_config, config.tenant))
-        if shared is None:
-            return _fresh_row(ctx, config, request, *window)
-        windows[shared] = window
-    return _fresh_row(ctx, config, request, *windows[shared])
-
-
-def _fresh_row(ctx: WriteContext, config, request: SetRequest, memory_type: str, type_config,
-               expires_at, on_expire: str) -> _Fresh:
+        if shared is not None:
+            windows[shared] = window
+    memory_type, type_config, expires_at, on_expire = window
     prepared = phases.check_value(request, config.tenant, expires_at)
-    sha = content_sha256(request.value_json)
+    return memory_type, type_config, prepared, content_sha256(request.value_json), on_expire
+
+
+def _fresh_entry(ctx: WriteContext, config, request: SetRequest, memory_type: str, type_config,
+                 prepared: phases.Prepared, sha: str, on_expire: str) -> _Fresh:
     row = phases.new_fact_row(request, ctx.new_id(), memory_type, sha, 1, ctx.new_id(), request.now, on_expire,
                               prepared)
     return _Fresh(request, config, memory_type, type_config, sha, prepared, on_expire, (row,))
@@ -267,80 +326,7 @@ def _verdict_name(state: SetState) -> str:
     return result_verdict(state)
 
 
-_REST_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memcore-bulk-embed")
-
-
-class _Vectors:
-    """A batch's vectors, made in two embedder calls: first for the entries the peer check judges
-    (the first ``cap`` new facts), then for every other embedded entry (never a high value),
-    which ``embed_rest`` starts on a worker thread and ``wait`` collects."""
-
-    def __init__(self, ctx: WriteContext, prepared: Sequence[SetState | _Fresh], judged: list[int],
-                 rest: list[int], unjudged: int) -> None:
-        self.ctx, self.prepared = ctx, prepared
-        self.judged, self.rest, self.unjudged = judged, rest, unjudged
-        self.first = _embed(ctx, prepared, judged)
-        self.second: tuple[np.ndarray, np.ndarray] | None = None
-        self._future: Future | None = None
-
-    @classmethod
-    def plan(cls, ctx: WriteContext, prepared: Sequence[SetState | _Fresh], cap: int) -> "_Vectors":
-        wanted = [i for i, s in enumerate(prepared) if phases.embedded(s)] if ctx.embedder is not None else []
-        needing = [i for i, s in enumerate(prepared) if phases.needs_peer_check(s)]
-        judged = [i for i in needing if phases.embedded(prepared[i])][:cap] if wanted and ctx.peers is not None else []
-        taken = set(judged)
-        return cls(ctx, prepared, judged, [i for i in wanted if i not in taken], len(needing) - len(judged))
-
-    def embed_rest(self) -> None:
-        if self.rest and self._future is None:
-            self._future = _REST_POOL.submit(_embed, self.ctx, self.prepared, self.rest)
-
-    def wait(self) -> None:
-        if self.rest and self.second is None:
-            self.embed_rest()
-            self.second = self._future.result()
-
-    def landed(self, judged: Sequence[SetState | _Fresh]) -> tuple[VectorRows | dict, VectorRows | dict]:
-        """The index and peer vectors of the entries whose value landed, by the fact id it landed
-        as: rows of the batch's matrices, taken in one copy each."""
-        if self.ctx.embedder is None:
-            return {}, {}
-        self.wait()
-        parts = [(self.judged, self.first)] + ([(self.rest, self.second)] if self.rest else [])
-        ids: list[str] = []
-        fact_ids: list[str] = []
-        index_parts, value_parts = [], []
-        for entries, (index, value) in parts:
-            landed = [n for n, i in enumerate(entries) if judged[i].rows]
-            facts = [n for n in landed if judged[entries[n]].rows[-1].kind is Kind.FACT]
-            ids.extend(judged[entries[n]].rows[-1].fact_id for n in landed)
-            fact_ids.extend(judged[entries[n]].rows[-1].fact_id for n in facts)
-            index_parts.append(_rows_of(index, landed))
-            value_parts.append(_rows_of(value, facts))
-        return VectorRows(ids, _joined(index_parts)), VectorRows(fact_ids, _joined(value_parts))
-
-
-# Each fresh copy of a batch's matrix (100k x 256 float32) costs up to a quarter of a second in
-# page faults on this project's machine: rows are copied only when some are left out.
-def _rows_of(matrix: np.ndarray, rows: list[int]) -> np.ndarray:
-    return matrix if len(rows) == len(matrix) else matrix[rows]
-
-
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    kept = [p for p in parts if len(p)]
-    return kept[0] if len(kept) == 1 else np.concatenate(parts)
-
-
-def _embed(ctx: WriteContext, prepared: Sequence[SetState | _Fresh], entries: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """(index vectors, value vectors) of these entries, in one embedder call."""
-    if not entries:
-        empty = np.zeros((0, ctx.embedder.dim if ctx.embedder is not None else 0), dtype=np.float32)
-        return empty, empty
-    return embed_pairs(ctx.embedder,
-                       [texts_to_embed(prepared[i].request.key, prepared[i].request.value) for i in entries])
-
-
-def _judge(ctx: WriteContext, prepared: list[SetState | _Fresh], vectors: _Vectors,
+def _judge(ctx: WriteContext, prepared: list[SetState | _Fresh], vectors: BatchVectors,
            overlay: _Overlay) -> list[SetState | _Fresh]:
     """Peer verdicts for the first ``cap`` new facts: stored peers and earlier entries of the batch."""
     checked = vectors.judged

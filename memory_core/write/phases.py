@@ -202,13 +202,21 @@ def new_fact_row(r: SetRequest, row_id: str, memory_type: str, sha: str, version
 
 def embedded(state: SetState) -> bool:
     """Non-embedded types and high rows stop before the embedder: no vector, no index row."""
-    return state.type_config.embedded and state.sensitivity != "high"
+    return is_embedded(state.type_config, state.sensitivity)
+
+
+def is_embedded(type_config: TypeConfig, sensitivity: str) -> bool:
+    return type_config.embedded and sensitivity != "high"
 
 
 def needs_peer_check(state: SetState) -> bool:
     """Only a new fact (not a note or document, not a restatement) is judged against peers."""
-    return (embedded(state) and state.request.kind is Kind.FACT and not state.restatement
-            and state.config.tenant.policy is not Policy.APPEND_ONLY)
+    return (embedded(state) and not state.restatement
+            and peer_checked_kind(state.request.kind, state.config.tenant))
+
+
+def peer_checked_kind(kind: Kind, tenant: TenantConfig) -> bool:
+    return kind is Kind.FACT and tenant.policy is not Policy.APPEND_ONLY
 
 
 def eligible_peer(state: FactVersion, key: str, memory_type: str, now) -> bool:
