@@ -32,6 +32,33 @@ Progress = Callable[[int, int], None]
 Indexable = Callable[[FactVersion], bool]
 
 
+class NewRows:
+    """Index rows a caller built for facts the index has never held: ``data`` answers them (it
+    may wait for a worker), ``states`` names their facts (for a failure record), and ``beside``
+    is the caller's work to run while they are written; it runs exactly once, write or no write."""
+
+    def __init__(self, count: int, data: Callable[[], pa.Table], states: Callable[[], Sequence[FactVersion]],
+                 beside: Callable[[], None]) -> None:
+        self.count, self.data, self.states, self._beside = count, data, states, beside
+        self._ran = False
+        self._error: BaseException | None = None
+
+    def run_beside(self) -> None:
+        """Run the caller's work once; what it raised is kept for ``done`` (not mistaken for an
+        index failure)."""
+        if not self._ran:
+            self._ran = True
+            try:
+                self._beside()
+            except BaseException as exc:  # noqa: BLE001 - handed back to the caller by done()
+                self._error = exc
+
+    def done(self) -> None:
+        self.run_beside()
+        if self._error is not None:
+            raise self._error
+
+
 class IndexProjector:
     def __init__(self, store: DuckDBStore, index: LanceIndex, embedder: Embedder, clock: Clock,
                  indexable: Indexable, *, flush_at: int = 256) -> None:
@@ -56,39 +83,18 @@ class IndexProjector:
     def pending(self) -> int:
         return len(self._pending)
 
-    def enqueue(self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None) -> None:
-        """Queue the latest state of each fact for the index; ``vectors`` saves re-embedding."""
+    def enqueue(self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None, *,
+                hold: bool = False) -> None:
+        """Queue the latest state of each fact for the index; ``vectors`` saves re-embedding.
+        ``hold``: do not flush here even if the queue is long (the caller flushes next)."""
         for state in states:
             known = self._pending.get(state.fact_id)
             if known is None or known.version <= state.version:
                 self._pending[state.fact_id] = state
         if vectors:
             self._vectors.append(vectors)
-        if len(self._pending) >= self.flush_at:
+        if len(self._pending) >= self.flush_at and not hold:
             self.flush()
-
-    def add_new(self, data: Callable[[], pa.Table], states: Callable[[], Sequence[FactVersion]],
-                beside: Callable[[], None]) -> None:
-        """Append index rows the caller built (``data`` answers them) for facts the index has
-        never held (a batch's fresh entries), running ``beside`` on this thread while the write
-        runs on another (it releases the GIL). A failed write, or a failure to build the rows, is
-        recorded for repair like any index write: ``states`` names the facts.
-
-        Call it before ``flush``, which moves the watermark past these rows; nothing here may
-        flush first (a crash between the two would leave rows the watermark says are indexed)."""
-        if self.store.read_only:
-            beside()
-            return
-        writing = _INDEX_WRITER.submit(lambda: self.index.add(data()))
-        try:
-            beside()
-        finally:
-            try:
-                writing.result()
-            except Exception as exc:  # noqa: BLE001 - as in _write: the primary write stands
-                failed = states()
-                log.warning("index write failed for %d facts; recorded for repair: %s", len(failed), exc)
-                self.store.record_projection_failure(failed, f"{type(exc).__name__}: {exc}", self.clock.now())
 
     def _catch_up(self) -> None:
         if self._caught_up:
@@ -98,24 +104,33 @@ class IndexProjector:
         if behind:
             log.info("index is %d facts behind the store; projecting them", len(behind))
             self._replayed.update(behind)
-            self.enqueue(self.store.latest_states(behind))
+            self.enqueue(self.store.latest_states(behind), hold=True)  # the flush calling this writes them
 
-    def flush(self) -> int:
+    def flush(self, new_rows: NewRows | None = None) -> int:
         """Write every queued state to the index. Returns how many facts were written or dropped.
-        A read-only home has nothing queued and may not move the watermark: nothing to do."""
+        A read-only home has nothing queued and may not move the watermark: nothing to do.
+
+        ``new_rows``: index rows a caller built for facts the index has never held (a batch's
+        fresh entries); they are appended in the same write as the queue's new facts, and the
+        watermark moves past them only once they are written."""
         if self.store.read_only:
+            if new_rows is not None:
+                new_rows.done()
             return 0
         self._catch_up()
-        if not self._pending:
+        if not self._pending and new_rows is None:
             return 0
         watermark = self.store.last_seq
         states = list(self._pending.values())
         self._pending, vectors, self._vectors = {}, self._vectors, []
-        self._write(states, vectors)
+        self._write(states, vectors, new_rows)
         self.store.set_index_watermark(watermark)
-        return len(states)
+        if new_rows is not None:
+            new_rows.done()
+        return len(states) + (new_rows.count if new_rows is not None else 0)
 
-    def _write(self, states: Sequence[FactVersion], vectors: Sequence[Mapping[str, np.ndarray]]) -> bool:
+    def _write(self, states: Sequence[FactVersion], vectors: Sequence[Mapping[str, np.ndarray]],
+               new_rows: NewRows | None = None) -> bool:
         served = [self.indexable(s) for s in states]
         keep = [s for s, ok in zip(states, served) if ok]
         drop = [s.fact_id for s, ok in zip(states, served) if not ok]
@@ -130,7 +145,13 @@ class IndexProjector:
             old = [s for s in keep if s.fact_id not in fresh]
             # A fact's first row is always new to the index: append it. Later states replace.
             dim = self.index.dim
-            self.index.add(index_table(new, gather_rows(vectors, [s.fact_id for s in new], dim), dim))
+            appended = index_table(new, gather_rows(vectors, [s.fact_id for s in new], dim), dim)
+            if new_rows is None:
+                self.index.add(appended)
+            else:  # one append with the caller's rows, on a thread, while the caller works here
+                writing = _INDEX_WRITER.submit(lambda: self.index.add(pa.concat_tables([appended, new_rows.data()])))
+                new_rows.run_beside()
+                writing.result()
             self.index.upsert(index_table(old, gather_rows(vectors, [s.fact_id for s in old], dim), dim))
             self.index.delete_facts(drop)
             self._replayed.difference_update(s.fact_id for s in states)
@@ -138,8 +159,12 @@ class IndexProjector:
         # The one deliberate catch-all of the core: whatever the index or the embedder raised,
         # the primary write has committed and must stand. The failure is recorded for repair.
         except Exception as exc:  # noqa: BLE001
-            log.warning("index write failed for %d facts; recorded for repair: %s", len(states), exc)
-            self.store.record_projection_failure(states, f"{type(exc).__name__}: {exc}", self.clock.now())
+            failed = list(states)
+            if new_rows is not None:
+                new_rows.run_beside()
+                failed += new_rows.states()
+            log.warning("index write failed for %d facts; recorded for repair: %s", len(failed), exc)
+            self.store.record_projection_failure(failed, f"{type(exc).__name__}: {exc}", self.clock.now())
             return False
 
     def repair(self) -> int:

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import (Blacklisted, CharLimitExceeded, InvalidInput, KeyHoldsFact, Locked, PinnedConflict,
                       PreconditionFailed)
 from ..identity import Namespace
+from ..indexing import NewRows
 from ..model import FactVersion
 from ..projection import value_text
 from ..store.port import KeyChange, WriteBatch
@@ -198,13 +199,8 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
             ctx.store.apply(WriteBatch(tuple(KeyChange(namespace, k, tuple(v)) for k, v in by_key.items()),
                                        (audit,)), snapshot=snapshot, before_commit=vectors.wait,
                             staged=tail if tail.count else None)
-            if tail.count:  # still under the lock: no other write may miss these keys in the cache
-                tail_rows = _land_tail(ctx, tail, vectors)
-    if written or tail_rows:
-        index_rows, peer_rows = vectors.landed(judged)
-        after_write(ctx, namespace, written, index_rows, peer_rows)
-        if ctx.projector is not None:
-            ctx.projector.flush()
+            # Still under the lock: no other write may miss the tail's keys in the cache.
+            tail_rows = _land(ctx, namespace, written, judged, tail, vectors)
     return _result((*written, *tail_rows), verdicts, skipped, checked, unchecked)
 
 
@@ -223,20 +219,26 @@ def _to_tail(tail: Tail, tail_vectors: TailVectors, ctx: WriteContext, config, r
     return True
 
 
-def _land_tail(ctx: WriteContext, tail: Tail, vectors: BatchVectors) -> list[FactVersion]:
-    """After the commit: the tail's index rows (built on the worker beside the insert) are
-    written on another while its row objects are built and cached here; then its value vectors
-    join the peer cache."""
+def _land(ctx: WriteContext, namespace: Namespace, written: list[FactVersion], judged: Sequence[SetState | _Fresh],
+          tail: Tail, vectors: BatchVectors) -> list[FactVersion]:
+    """After the commit: one index write for the batch's new facts (the row states' and the
+    tail's, whose rows the worker built beside the insert), during which the tail's row objects
+    are built and cached here; then the peer cache. Answers the tail's rows."""
     rows: list[FactVersion] = []
 
     def build_rows() -> None:
         rows.extend(tail.rows())
         ctx.store.remember(rows)
 
+    index_rows, peer_rows = vectors.landed(judged)
+    after_write(ctx, namespace, written, index_rows, peer_rows, hold=True)
     if ctx.projector is None or not tail.embedded:
         build_rows()
+        if ctx.projector is not None:
+            ctx.projector.flush()
         return rows
-    ctx.projector.add_new(vectors.tail_rows, lambda: [rows[i] for i in tail.embedded], build_rows)
+    ctx.projector.flush(NewRows(len(tail.embedded), vectors.tail_rows, lambda: [rows[i] for i in tail.embedded],
+                                build_rows))
     _, _, value_vectors = vectors.of_tail
     if ctx.peers is not None:
         facts = tail.facts()

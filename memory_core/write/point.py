@@ -218,10 +218,12 @@ def run_set(ctx: WriteContext, request: SetRequest) -> WriteResult:
 
 
 def after_write(ctx: WriteContext, namespace: Namespace, rows: Sequence[FactVersion],
-                index_vectors: Mapping[str, np.ndarray], peer_vectors: Mapping[str, np.ndarray] | None = None) -> None:
-    """Queue the changed states for the index and keep the peer vectors current."""
+                index_vectors: Mapping[str, np.ndarray], peer_vectors: Mapping[str, np.ndarray] | None = None,
+                *, hold: bool = False) -> None:
+    """Queue the changed states for the index and keep the peer vectors current (``hold``: the
+    caller flushes the queue itself)."""
     if ctx.projector is not None:
-        ctx.projector.enqueue(rows, index_vectors)
+        ctx.projector.enqueue(rows, index_vectors, hold=hold)
     if ctx.peers is not None and peer_vectors:
         keys = {r.fact_id: r.key for r in rows}
         fact_ids = list(peer_vectors)
