@@ -2,7 +2,9 @@
 
 One live-row lookup (the namespace cache), hash dedup, one embedding batch, the same peer
 verdicts plus intra-batch pairs, and one transaction: every row lands or none does. The first
-``bulk_check_cap`` new facts are judged against peers (an import judges all of them).
+``bulk_check_cap`` new facts are judged against peers (an import judges all of them). Fresh
+entries nothing judges are carried as columns (``bulk_tail``), their vectors made on a worker
+beside the reading and the insert (``bulk_vectors``).
 """
 from __future__ import annotations
 

@@ -41,7 +41,9 @@ def test_bulk_set_writes_every_entry_in_one_transaction_with_one_audit_row(tool,
     assert [h.key for h in tool.recall("heron apple 7", k=1).hits] == ["city7"]
 
 
-def test_bulk_set_failing_in_the_middle_writes_nothing(tool, memory, monkeypatch):
+@pytest.mark.parametrize("cap", [2000, 1], ids=["rows-judged", "fresh-tail-as-columns"])
+def test_bulk_set_failing_in_the_middle_writes_nothing(tool, memory, monkeypatch, cap):
+    tool.configure(bulk_check_cap=cap)
     tool.set("kept", "a value written before the batch")
     before = store_snapshot(memory)
     original = DuckDBStore._chain_audit
