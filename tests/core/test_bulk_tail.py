@@ -2,6 +2,7 @@
 row-object path would write it: the same stored rows, the same cache, the same index rows."""
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import numpy as np
@@ -122,3 +123,41 @@ def test_a_failed_tail_index_write_keeps_the_rows_and_is_repaired(tmp_path, cloc
         assert [h.key for h in tool.recall("visited city number 20 in spring", k=1).hits] == ["city20"]
         report = index_consistency(memory.store, memory.projector.index, memory.indexable)
         assert report["missing"] == 0 and report["stale"] == 0
+
+
+def test_batches_and_point_writes_from_several_threads_leave_store_cache_and_index_agreeing(tmp_path, clock):
+    """The batch's worker threads (embedding, index write) and the store lock under concurrency:
+    every key lands once, the cache answers what a reopened store answers, the index agrees."""
+    with Memory.open(tmp_path / "home", clock=clock, embedder="hashing") as memory:
+        tool = memory.for_run(RUN)
+        tool.configure(bulk_check_cap=3)
+        failures: list[BaseException] = []
+
+        def batches(n: int) -> None:
+            try:
+                for b in range(3):
+                    tool.bulk_set([{"key": f"b{n}-{b}-{i}", "value": f"value {n} {b} {i} of a batch"} for i in range(120)])
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                failures.append(exc)
+
+        def points() -> None:
+            try:
+                for i in range(60):
+                    tool.set(f"p{i % 20}", f"point value number {i}")
+                    tool.recall(f"value {i % 2} 1 {i}")
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                failures.append(exc)
+
+        threads = [threading.Thread(target=batches, args=(n,)) for n in range(2)] + [threading.Thread(target=points)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        listed = tool.list()
+        assert len(listed) == 2 * 3 * 120 + 20 and memory.verify_audit().ok
+        memory.flush()
+        report = index_consistency(memory.store, memory.projector.index, memory.indexable)
+        assert report["missing"] == 0 and report["stale"] == 0, report
+    with Memory.open(tmp_path / "home", clock=clock, embedder="hashing") as reopened:
+        assert reopened.for_run(RUN).list() == listed
