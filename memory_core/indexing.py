@@ -182,7 +182,6 @@ class IndexProjector:
 
     def reindex(self, *, batch: int = 4096, progress: Progress | None = None) -> int:
         """Rebuild the index from the store's latest fact states."""
-
         from .store.lance_index import schema
 
         self._pending, self._vectors, self._caught_up = {}, [], True

@@ -1,8 +1,10 @@
-"""A batch's vectors: one embedder call for the entries the peer check judges, then one, on a
-worker thread while the rows go into the store, for every other embedded entry.
+"""A batch's vectors: one embedder call for the entries the peer check judges; every other
+embedded entry is embedded on a worker thread, the fresh tail in chunks while the batch is still
+being read, the rest while the rows go into the store.
 
-The worker's call overlaps the transaction's insert (DuckDB releases the GIL while it writes);
-the transaction waits for it before committing, so a failed call still writes nothing.
+The worker's calls overlap the reading and the transaction's insert (the tokenizer, the matrix
+products and DuckDB release the GIL); the transaction waits for them before committing, so a
+failed call still writes nothing.
 """
 from __future__ import annotations
 
