@@ -325,7 +325,7 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
                     audit = batch.audits[0]
                     con.execute("INSERT INTO snapshots_restored VALUES (?, ?, ?, ?, ?, ?)",
                                 [snapshot[0], audit.tenant, audit.scope, audit.owner_id, audit.at, snapshot[1]])
-                audit_head = self._chain_audit(con, batch.audits, recorded_by_rows=bool(rows) or bool(extra))
+                audit_head = self._chain_audit(con, batch.audits, recorded_by_rows=bool(rows) or extra > 0)
                 if before_commit is not None:
                     before_commit()
             self._seq += len(rows) + extra

@@ -109,27 +109,22 @@ class Tail:
 
     def index_table(self, index_texts: Sequence[str], vectors: np.ndarray, dim: int) -> pa.Table:
         """The index rows of the embedded entries (``index_texts`` and ``vectors`` in their order),
-        column for column what ``projection.index_table`` makes of the rows."""
+        column for column what ``projection.index_table`` makes of the rows: the columns a row
+        shares with its stored version come from the same ``_column``."""
         at = self.embedded
-        requests = [self.requests[i] for i in at]
-        prepared = [self.prepared[i] for i in at]
-        ns, n = self.namespace, len(at)
+        every = len(at) == self.count
+
+        def pick(column: Sequence[Any]) -> Sequence[Any]:
+            return column if every else [column[i] for i in at]
+
+        requests = pick(self.requests)
+        ns = self.namespace
         provenance_json = ProvenanceJson()
-        columns: dict[str, Sequence[Any]] = {
-            "fact_id": [self.ids[i] for i in at], "version_id": [self.ids[i] for i in at],
-            "namespace": [namespace_key(ns.tenant, ns.scope.value, ns.owner_id)] * n, "tenant": [ns.tenant] * n,
-            "scope": [ns.scope] * n, "owner_id": [ns.owner_id] * n, "key": [r.key for r in requests],
-            "kind": [r.kind for r in requests], "memory_type": [self.memory_types[i] for i in at],
-            "status": [_PROPOSED if r.proposed else _ACTIVE for r in requests],
-            "source_class": [p.source_class for p in prepared], "sensitivity": [p.sensitivity for p in prepared],
-            "version": [1] * n, "reinforcement_count": [0] * n, "subject": [r.subject for r in requests],
-            "text": [lexical_words(r.subject, r.context, _stored_text(r, t)) for r, t in zip(requests, index_texts)],
-            "value_json": [r.value_json for r in requests],
-            "provenance_json": [provenance_json(r.provenance, r.provenance.actor) for r in requests],
-            "valid_at": [r.valid_at for r in requests], "invalid_at": [r.invalid_at for r in requests],
-            "observed_at": [r.observed_at for r in requests], "expires_at": [p.expires_at for p in prepared],
-            "created_at": [r.now for r in requests],
-        }
+        columns: dict[str, Sequence[Any]] = {name: pick(self._column(stored))
+                                             for name, stored in _INDEX_FROM_STORED.items()}
+        columns["namespace"] = [namespace_key(ns.tenant, ns.scope.value, ns.owner_id)] * len(at)
+        columns["text"] = [lexical_words(r.subject, r.context, _stored_text(r, t)) for r, t in zip(requests, index_texts)]
+        columns["provenance_json"] = [provenance_json(r.provenance, r.provenance.actor) for r in requests]
         return index_rows(columns, vectors, dim)
 
     def facts(self) -> list[int]:
@@ -148,5 +143,10 @@ _FROM_REQUEST = {"key": "key", "value_json": "value_json", "kind": "kind", "obse
                  "valid_at": "valid_at", "invalid_at": "invalid_at", "created_at": "now", "subject": "subject",
                  "index_context": "context", "pinned": "pin"}
 _FROM_PREPARED = ("source_class", "sensitivity", "expires_at")
+# Index column -> the stored (staged) column it repeats.
+_INDEX_FROM_STORED = {name: name for name in (
+    "fact_id", "tenant", "scope", "owner_id", "key", "kind", "memory_type", "status", "source_class", "sensitivity",
+    "version", "reinforcement_count", "subject", "value_json", "valid_at", "invalid_at", "observed_at", "expires_at",
+    "created_at")} | {"version_id": "id"}
 _OWN = {"id": "ids", "fact_id": "ids", "content_sha256": "shas", "memory_type": "memory_types",
         "change_id": "change_ids", "on_expire": "on_expire"}
