@@ -10,6 +10,7 @@ Every op names a scope; the owner of the rows it touches comes from the run iden
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from datetime import datetime
 from pathlib import Path
@@ -53,6 +54,8 @@ from .write.point import WriteContext, after_write, audit_entry, run_set
 from .write.settle import entry_request, make_request, validate_key
 
 Instant = datetime | str | None
+
+log = logging.getLogger(__name__)
 
 
 def _new_id() -> str:
@@ -127,6 +130,8 @@ class Memory:
                                "open it with embedder='static' (or minilm, openai, hashing)")
         if self._projector is None:
             index = LanceIndex(self.home / "lance", self.embedder.name, self.embedder.dim)
+            if not self.store.read_only and index.upgrade_layout():
+                log.info("the retrieval index gained its derived columns (live_span, hit_json)")
             self._projector = IndexProjector(self.store, index, self.embedder, self.clock, self.indexable)
         return self._projector
 

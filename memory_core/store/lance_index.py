@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import MemcoreError
+from .lance_read import DERIVED_COLUMNS, HIT_COLUMNS, IndexSnapshot, SnapshotSource
 
 TABLE = "memory_index"
 META_FILE = "memory_index.meta.json"
@@ -28,11 +29,17 @@ VECTOR_INDEX_MIN_ROWS = 50_000
 # project's machine (measured side by side, 2026-11-29). A table keeps the format it was made with.
 FILE_FORMAT = "2.0"
 _NEW_TABLE = {"new_table_data_storage_version": FILE_FORMAT}
-# What a search leg returns per candidate: the columns the filters and the fusion read. The rest
-# of a row (value, text, provenance) is taken afterwards for the hits answered: reading every
-# column of every candidate cost about as much as the search itself at 1M rows.
-LEG_COLUMNS = ("fact_id", "tenant", "scope", "owner_id", "status", "kind", "valid_at", "invalid_at", "expires_at",
-               "observed_at", "subject")
+# What a search leg returns per candidate at least: its identity and the time columns the leg's
+# prefilter leaves out (range predicates cost far more inside Lance than reading these columns for
+# a hundred candidates). The rest of a row is taken afterwards for the hits answered.
+LEG_COLUMNS = ("fact_id", "valid_at", "invalid_at", "expires_at")
+# The vector index: IVF_FLAT with about sqrt(rows) partitions, of which a search reads NPROBES. On
+# 1M rows with the namespace prefilter it answered 100 candidates in 12 ms (p50) with recall@10
+# 0.97 against exact at 16 probes, and built in 42 s; IVF_HNSW_SQ needed 28 ms and 146 s for the
+# same recall (side by side, 2026-11-29). Flat partitions keep exact distances: no refine step.
+# Through the whole pipeline at 1M rows: recall@10 0.947 / 0.958 / 0.965 / 0.983 at 16 / 20 / 24
+# / 32 probes, for about 1 ms more from 16 to 32.
+NPROBES = 32
 
 
 class EmbedderMismatch(MemcoreError):
@@ -74,7 +81,7 @@ def schema(dim: int) -> pa.Schema:
         ("sensitivity", text), ("valid_at", pa.int64()), ("invalid_at", pa.int64()), ("observed_at", pa.int64()),
         ("expires_at", pa.int64()), ("created_at", pa.int64()), ("version", pa.int64()),
         ("reinforcement_count", pa.int64()), ("subject", text), ("text", text), ("value_json", text), ("provenance_json", text),
-        ("vector", pa.list_(pa.float32(), dim)),
+        ("live_span", pa.list_(pa.int64(), 3)), ("hit_json", text), ("vector", pa.list_(pa.float32(), dim)),
     ])
 
 
@@ -86,11 +93,11 @@ class LanceIndex:
         self.embedder_name = embedder_name
         self.dim = dim
         self._schema = schema(dim)
-        # Every column but the vector, and those of them a light leg row lacks.
-        self._row_columns = [n for n in self._schema.names if n != "vector"]
-        self._rest_columns = [n for n in self._row_columns if n not in LEG_COLUMNS]
+        # Every column but the vector.
+        self._row_columns = [n for n in self._schema.names if n != "vector" and n not in DERIVED_COLUMNS]
         self._db = lancedb.connect(str(self.folder), read_consistency_interval=timedelta(0))
         self._table: Any = None
+        self._source = SnapshotSource(self.folder / f"{TABLE}.lance")
         self._check_meta()
 
     def _check_meta(self) -> None:
@@ -179,6 +186,7 @@ class LanceIndex:
         if self.table is not None and self._file_format() != FILE_FORMAT:
             self._db.drop_table(TABLE)
             self._table = None
+            self._source.reset()
         self._write_meta()
         self._table = self._db.create_table(TABLE, data, schema=self._schema, mode="overwrite",
                                             storage_options=_NEW_TABLE)
@@ -205,78 +213,111 @@ class LanceIndex:
             return {"rows": 0}
         table.optimize(cleanup_older_than=cleanup_older_than)
         rows = table.count_rows()
-        has_vector_index = any(ix.index_type.startswith("IVF") for ix in table.list_indices())
+        # Named by column: Lance spells the types "IvfFlat", "IvfHnswSq", ...
+        has_vector_index = any(list(ix.columns) == ["vector"] for ix in table.list_indices())
         if rows >= VECTOR_INDEX_MIN_ROWS and not has_vector_index:
             self.build_scalar_indexes()
             self.build_vector_index()
         return {"rows": rows, "unindexed_rows": self.unindexed_rows()}
 
     def build_scalar_indexes(self) -> None:
-        """Scalar indexes on the columns every prefilter names: they keep filtered search fast."""
+        """Scalar indexes on the columns every prefilter names: they keep filtered search fast.
+
+        The namespace, status and kind clauses are answered from bitmaps (on 1M rows the
+        namespace lookup took 0.6 ms as a bitmap against 7 ms as a B-tree, which returns every
+        matching row id one by one); the time columns keep B-trees for the full filter."""
         from lancedb.index import BTree, Bitmap
 
-        for column, config in (("namespace", BTree()), ("status", Bitmap()), ("kind", Bitmap()),
-                               ("valid_at", BTree()), ("invalid_at", BTree())):
+        existing = {tuple(ix.columns): ix for ix in self.table.list_indices()}
+        for column, config, kind in (("namespace", Bitmap(), "Bitmap"), ("status", Bitmap(), "Bitmap"),
+                                     ("kind", Bitmap(), "Bitmap"), ("valid_at", BTree(), "BTree"),
+                                     ("invalid_at", BTree(), "BTree")):
+            old = existing.get((column,))
+            if old is not None and old.index_type != kind:
+                self.table.drop_index(old.name)  # a replace of another type would add a second index
             self.table.create_index(column, config=config, replace=True)
 
-    def build_vector_index(self, *, num_partitions: int | None = None, index_type: str = "IVF_HNSW_SQ") -> None:
+    def build_vector_index(self, *, num_partitions: int | None = None) -> None:
+        from lancedb.index import IvfFlat
+
         rows = self.table.count_rows()
-        partitions = num_partitions or max(1, int(np.sqrt(rows) / 2))
-        self.table.create_index(metric="cosine", vector_column_name="vector", index_type=index_type,
-                                num_partitions=partitions, replace=True)
+        partitions = num_partitions or max(1, int(np.sqrt(rows)))
+        self.table.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=partitions),
+                                replace=True)
 
-    def _columns(self, with_vector: bool, light: bool) -> list[str]:
-        # Converting vectors to Python lists costs more than the search itself: fetch them only
-        # when the caller needs them.
-        names = LEG_COLUMNS if light else self._row_columns
-        return [*names, "vector"] if with_vector else list(names)
+    def upgrade_layout(self) -> bool:
+        """Add the derived columns to a table written before they existed; True when it did.
+        Rows, row ids and indexes stay as they are (Lance writes the new columns beside them)."""
+        table = self.table
+        missing = [] if table is None else [c for c in DERIVED_COLUMNS if c not in table.schema.names]
+        if not missing:
+            return False
+        import lance
 
-    def vector_search(self, vector: np.ndarray, where: str, limit: int, *, nprobes: int = 32,
-                      refine_factor: int | None = 2, exact: bool = False, with_vector: bool = False,
-                      light: bool = False) -> list[dict[str, Any]]:
-        """``light``: only ``LEG_COLUMNS`` and the row id (complete the rows kept with ``hydrate``)."""
-        if self.table is None:
+        from ..projection import derived_columns  # projection builds rows from this module's schema
+
+        output = pa.schema([self._schema.field(name) for name in missing])
+        udf = lance.batch_udf(output_schema=output)(lambda batch: derived_columns(batch, missing))
+        self._source.latest().dataset.add_columns(udf, read_columns=list(HIT_COLUMNS))
+        self._table = None  # opened again, with the new schema
+        return True
+
+    def prewarm(self) -> int:
+        """Load the table's indexes into memory now rather than query by query; for a process
+        that stays open (on 1M rows: 1.8 s and 1.3 GB, and the first hundred vector searches 2x
+        faster). Answers the index cache's size in bytes."""
+        return 0 if self.table is None else self._source.prewarm()
+
+    def snapshot(self) -> IndexSnapshot | None:
+        """The table's latest version, to read one search from; None before the first write."""
+        return None if self.table is None else self._source.latest()
+
+    def _columns(self, columns: Sequence[str] | None) -> list[str]:
+        # Converting vectors to Python lists costs more than the search itself: only on request.
+        return list(columns) if columns is not None else list(self._row_columns)
+
+    def vector_search(self, vector: np.ndarray, where: str, limit: int, *, columns: Sequence[str] | None = None,
+                      nprobes: int = NPROBES, exact: bool = False,
+                      snapshot: IndexSnapshot | None = None) -> list[dict[str, Any]]:
+        """Nearest rows by cosine under the prefilter ``where``: ``columns`` (default every column
+        but the vector), ``_distance`` and ``_rowid``."""
+        snapshot = snapshot or self.snapshot()
+        if snapshot is None:
             return []
-        query = (self.table.search(np.asarray(vector, dtype=np.float32), vector_column_name="vector")
-                 .metric("cosine").where(where, prefilter=True)
-                 .select([*self._columns(with_vector, light), "_distance"]).with_row_id(light).limit(limit))
-        if exact:
-            query = query.bypass_vector_index()
-        else:
-            query = query.nprobes(nprobes)
-            if refine_factor:
-                query = query.refine_factor(refine_factor)
-        return query.to_list()
+        return snapshot.vector_search(vector, where, limit, self._columns(columns), nprobes=nprobes, exact=exact)
 
-    def fts_search(self, text: str, where: str, limit: int, *, with_vector: bool = False,
-                   light: bool = False) -> list[dict[str, Any]]:
-        if self.table is None:
+    def fts_search(self, text: str, where: str, limit: int, *, columns: Sequence[str] | None = None,
+                   snapshot: IndexSnapshot | None = None) -> list[dict[str, Any]]:
+        """Best rows by BM25 under the prefilter ``where``: ``columns``, ``_score`` and ``_rowid``."""
+        snapshot = snapshot or self.snapshot()
+        if snapshot is None:
             return []
-        return (self.table.search(text, query_type="fts", fts_columns="text").where(where, prefilter=True)
-                .select([*self._columns(with_vector, light), "_score"]).with_row_id(light).limit(limit).to_list())
+        return snapshot.fts_search(text, where, limit, self._columns(columns))
 
-    def hydrate(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Complete light leg rows, in place, with every other column, taken by row id. A row id
-        that no longer names its fact (the table was compacted in between) is looked up again by
-        fact id; a fact gone from the index (deleted in between) keeps its light row and is
-        marked ``_gone``."""
+    def hydrate(self, rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> None:
+        """Complete leg rows, in place, with ``columns`` (default every column but the vector),
+        taken by row id from the latest version. A row id that no longer names its fact (the table was compacted in between) is
+        looked up again by fact id; a fact gone from the index (deleted in between) keeps its leg
+        row and is marked ``_gone``."""
         pending = [r for r in rows if "value_json" not in r]
-        if not pending or self.table is None:
+        snapshot = self.snapshot() if pending else None
+        if snapshot is None:
             return
-        rest = self._rest_columns
-        taken = {r["fact_id"]: r for r in self.table.take_row_ids([r["_rowid"] for r in pending])
-                 .select(["fact_id", *rest]).to_list()}
-        missing = [r["fact_id"] for r in pending if r["fact_id"] not in taken]
+        rest = [n for n in (columns or self._row_columns) if n != "fact_id"]
+        try:
+            taken = snapshot.take([r["_rowid"] for r in pending], ["fact_id", *rest])
+        except (OSError, ValueError):  # a row id of a compacted fragment
+            taken = []
+        found = {r["fact_id"]: r for r, want in zip(taken, pending) if r["fact_id"] == want["fact_id"]}
+        missing = [r["fact_id"] for r in pending if r["fact_id"] not in found]
         if missing:
-            found = (self.table.search().where(fact_ids_in(missing))
-                     .select(["fact_id", *rest]).limit(len(missing)).to_list())
-            taken.update((r["fact_id"], r) for r in found)
+            found.update((r["fact_id"], r) for r in snapshot.rows_where(fact_ids_in(missing), ["fact_id", *rest]))
         for row in pending:
-            full = taken.get(row["fact_id"])
+            full = found.get(row["fact_id"])
             if full is None:
                 row["_gone"] = True
             else:
-                row.update((n, full[n]) for n in rest)
+                row.update((n, full[n]) for n in rest if n not in row)
 
     def heads(self) -> dict[str, tuple[str, str]]:
         """fact_id → (version_id, status) for every row: what consistency checks compare."""

@@ -227,16 +227,23 @@ def test_rrf_is_pure_and_breaks_ties_by_id():
     assert np.isclose(weighted[0][1], 1 / 62 + 2 / 61)
 
 
-def test_a_leg_short_of_admissible_rows_is_rerun_under_the_full_filter(imemory, clock):
-    """Legs fetch wide under the namespace and filter time themselves; when history crowds out
-    the live rows, the full filter must still find them."""
+@pytest.mark.parametrize("history, fetches", [(120, [50, 200]), (260, [50, 200, "full"])])
+def test_a_leg_short_of_live_rows_fetches_wider_then_under_the_full_filter(imemory, monkeypatch, history, fetches):
+    """Legs fetch their pool under the scope filter and check time themselves; when history
+    crowds out the live rows, a wider fetch, then the full filter, must still find them."""
+    from memory_core.store.lance_read import IndexSnapshot
+
     tool = tool_of(imemory)
-    for i in range(160):  # history: matching rows, all closed long before now
+    for i in range(history):  # matching rows, all closed long before now
         tool.set(f"old-{i}", f"river walk, river walk {i}", valid_at=utc(2020, 1, 1), invalid_at=utc(2020, 2, 1))
     # Long and with each word once, the live row ranks below every old one.
     tool.set("live", "a river walk today with friends along the long quiet bank of the wide slow water")
+    seen = []
+    original = IndexSnapshot.fts_search
+    monkeypatch.setattr(IndexSnapshot, "fts_search", lambda self, text, where, limit, columns: seen.append(
+        "full" if "valid_at <=" in where else limit) or original(self, text, where, limit, columns))
     result = tool.recall("river walk", recipe="bm25_only", k=5)
-    assert [h.key for h in result.hits] == ["live"]
+    assert [h.key for h in result.hits] == ["live"] and seen == fetches
     assert len(tool.recall("river walk", recipe="bm25_only", k=5, as_of=utc(2020, 1, 15)).hits) == 5
 
 
@@ -252,6 +259,8 @@ def test_a_process_never_replays_its_own_queued_writes(home, clock, monkeypatch)
 
 
 def test_light_leg_rows_are_completed_even_after_the_index_was_compacted(imemory):
+    from memory_core.store.lance_index import LEG_COLUMNS
+
     """Legs read only the filter columns; the answered hits are completed by row id, and by fact
     id when a compaction moved the rows in between. A fact deleted in between is marked gone."""
     tool = tool_of(imemory)
@@ -260,7 +269,7 @@ def test_light_leg_rows_are_completed_even_after_the_index_was_compacted(imemory
     index = imemory.projector.index
     imemory.projector.flush()
     vector = imemory.embedder.embed(["visited city in spring"])[0]
-    rows = index.vector_search(vector, "TRUE", 12, light=True)
+    rows = index.vector_search(vector, "TRUE", 12, columns=LEG_COLUMNS)
     assert len(rows) == 12 and all("value_json" not in r and "_rowid" in r for r in rows)
     gone = {r["fact_id"] for r in rows[:4]}
     index.delete_facts(sorted(gone))
