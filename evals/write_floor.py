@@ -22,8 +22,9 @@ import pyarrow as pa
 
 from memory_core.embed import make_embedder
 from memory_core.model import FactVersion
-from memory_core.projection import index_text
+from memory_core.projection import index_text, live_spans
 from memory_core.store.lance_index import LanceIndex
+from memory_core.store.lance_read import DERIVED_COLUMNS
 from memory_core.store.lance_index import schema as index_schema
 from memory_core.store.schema import DDL, STAGED_INSERT, arrow_versions
 from memory_core.values import canonical_json
@@ -87,20 +88,25 @@ def _floor(folder: Path, entries: Sequence[dict[str, Any]], template: FactVersio
     con.execute("COMMIT")
     steps["duckdb"], step = time.perf_counter() - step, time.perf_counter()
     target = index_schema(embedder.dim)
-    index_columns = []
+    stored: dict[str, pa.Array] = {}
     for field in target:
         if field.name == "vector":
-            index_columns.append(pa.FixedSizeListArray.from_arrays(pa.array(index_vectors.ravel()), embedder.dim))
+            stored["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(index_vectors.ravel()), embedder.dim)
+        elif field.name in DERIVED_COLUMNS:
+            continue
         elif field.name == "version_id":
-            index_columns.append(columns["id"])
+            stored[field.name] = columns["id"]
         elif field.name == "text":
-            index_columns.append(pa.array([p[0] for p in pairs]))
+            stored[field.name] = pa.array([p[0] for p in pairs])
         elif field.name in columns and pa.types.is_timestamp(columns[field.name].type):
-            index_columns.append(columns[field.name].cast(pa.int64()))
+            stored[field.name] = columns[field.name].cast(pa.int64())
         elif field.name in columns:
-            index_columns.append(columns[field.name].cast(field.type))
+            stored[field.name] = columns[field.name].cast(field.type)
         else:  # namespace and provenance: one value for the whole batch
-            index_columns.append(pa.repeat(pa.scalar(field.name), n))
+            stored[field.name] = pa.repeat(pa.scalar(field.name), n)
+    # The derived column is part of every index row: made the way the write path makes it.
+    stored["live_span"] = live_spans(stored["valid_at"], stored["invalid_at"], stored["expires_at"])
+    index_columns = [stored[field.name] for field in target]
     LanceIndex(folder / "floor-lance", embedder.name, embedder.dim).add(
         pa.Table.from_arrays(index_columns, schema=target))
     steps["index"] = time.perf_counter() - step

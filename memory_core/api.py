@@ -131,7 +131,7 @@ class Memory:
         if self._projector is None:
             index = LanceIndex(self.home / "lance", self.embedder.name, self.embedder.dim)
             if not self.store.read_only and index.upgrade_layout():
-                log.info("the retrieval index gained its derived columns (live_span, hit_json)")
+                log.info("the retrieval index gained its derived column live_span")
             self._projector = IndexProjector(self.store, index, self.embedder, self.clock, self.indexable)
         return self._projector
 

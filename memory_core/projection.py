@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .model import FactVersion, Provenance
 from .store.lance_index import namespace_key, schema
-from .store.lance_read import DERIVED_COLUMNS, HIT_COLUMNS, OPEN_END
+from .store.lance_read import DERIVED_COLUMNS, OPEN_END
 
 _KEY_SEPARATORS = re.compile(r"[_\-./:#]+")
 
@@ -104,14 +104,13 @@ def index_table(states: Sequence[FactVersion], vectors: Sequence[np.ndarray] | n
 
 def index_rows(columns: Mapping[str, Sequence[Any]], vectors: Sequence[np.ndarray] | np.ndarray, dim: int) -> pa.Table:
     """Index rows from one list per stored column of the index schema (times as aware datetimes
-    or None) and their vectors; the derived columns (``live_span``, ``hit_json``) are made here."""
+    or None) and their vectors; the derived column (``live_span``) is made here."""
     target = schema(dim)
     n = len(columns["fact_id"])
     matrix = np.asarray(vectors, dtype=np.float32).reshape(n, dim)
     arrays = {f.name: _timestamps(columns[f.name]) if f.name in _TIMES else pa.array(columns[f.name], type=f.type)
               for f in target if f.name not in DERIVED_COLUMNS and f.name != "vector"}
     arrays["live_span"] = live_spans(arrays["valid_at"], arrays["invalid_at"], arrays["expires_at"])
-    arrays["hit_json"] = pa.array(hit_payloads(columns, arrays), type=pa.string())
     arrays["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel(), type=pa.float32()), dim)
     return pa.Table.from_arrays([arrays[f.name] for f in target], schema=target)
 
@@ -126,31 +125,9 @@ def live_spans(valid_at: pa.Array, invalid_at: pa.Array, expires_at: pa.Array) -
     return pa.FixedSizeListArray.from_arrays(pa.array(np.stack(parts, axis=1).ravel(), type=pa.int64()), 3)
 
 
-def hit_payloads(columns: Mapping[str, Sequence[Any]], arrays: Mapping[str, pa.Array]) -> list[str]:
-    """Each row's ``HIT_COLUMNS`` as one JSON object (times in microseconds, read back from their
-    Arrow columns), so completing the hits of a search reads one column per row, not sixteen."""
-    encoded: list[list[str]] = []
-    for name in HIT_COLUMNS:
-        if name in _TIMES:
-            encoded.append(["null" if v is None else str(v) for v in arrays[name].to_pylist()])
-        elif name in _FEW_VALUES:  # scope, status, ...: a handful of values each, encoded once
-            memo: dict[Any, str] = {}
-            encoded.append([memo[v] if v in memo else memo.setdefault(v, _encode(v)) for v in columns[name]])
-        else:
-            encoded.append(list(map(_encode, columns[name])))
-    heads = [f'"{name}":' for name in HIT_COLUMNS]
-    return ["{" + ",".join(h + v for h, v in zip(heads, row)) + "}" for row in zip(*encoded)]
-
-
-_encode = json.encoder.encode_basestring  # the C encoder for one str: quoted and escaped
-_FEW_VALUES = frozenset({"tenant", "scope", "owner_id", "kind", "memory_type", "status"})
-
-
 def derived_columns(batch: pa.RecordBatch, names: Sequence[str] = DERIVED_COLUMNS) -> pa.RecordBatch:
     """The derived columns of stored index rows: to add them to a table written before they
     existed (its rows, row ids and indexes stay as they are)."""
-    arrays = {name: batch.column(name) for name in batch.schema.names}
-    columns = {name: arrays[name].to_pylist() for name in HIT_COLUMNS if name not in _TIMES}
-    made = {"live_span": lambda: live_spans(arrays["valid_at"], arrays["invalid_at"], arrays["expires_at"]),
-            "hit_json": lambda: pa.array(hit_payloads(columns, arrays), type=pa.string())}
+    made = {"live_span": lambda: live_spans(batch.column("valid_at"), batch.column("invalid_at"),
+                                            batch.column("expires_at"))}
     return pa.RecordBatch.from_arrays([made[name]() for name in names], names=list(names))

@@ -116,30 +116,33 @@ def _admissible_top(run: Callable[[str, int], list[dict[str, Any]]], where: Wher
 
 def run_legs(snapshot: IndexSnapshot | None, embedder: Embedder, the_plan: Plan, where: Where,
              timings: dict[str, float], admissible: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """Run the legs side by side on one version of the index (Lance releases the GIL)."""
+    """Run the legs side by side on one version of the index (Lance releases the GIL): the
+    lexical leg on a worker, the vector leg here once the query is embedded. The query is
+    embedded first, before either leg competes with it for the two cores."""
     out: dict[str, Any] = {}
-    pending = {}
+    found: dict[str, list[dict[str, Any]]] = {}
     if snapshot is None:  # nothing was ever indexed
         return {leg: [] for leg in the_plan.legs}
-    if "bm25" in the_plan.legs and the_plan.lexical_query:
-        lexical_columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
-        fts = lambda w, n: snapshot.fts_search(the_plan.lexical_query, w, n, lexical_columns)  # noqa: E731
-        pending["bm25"] = _LEG_POOL.submit(_timed, "bm25", timings,
-                                           lambda: _admissible_top(fts, where, the_plan.pool, the_plan.k,
-                                                                   admissible))
     if "vector" in the_plan.legs:
         started = time.perf_counter()
         vector = embedder.embed([the_plan.vector_query])[0]
         out["_query_vector"] = vector  # kept for score fusion
         timings["embed"] = (time.perf_counter() - started) * 1000
+    if "bm25" in the_plan.legs and the_plan.lexical_query:
+        lexical_columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
+        fts = lambda w, n: snapshot.fts_search(the_plan.lexical_query, w, n, lexical_columns)  # noqa: E731
+        lexical = _LEG_POOL.submit(_timed, "bm25", timings,
+                                   lambda: _admissible_top(fts, where, the_plan.pool, the_plan.k, admissible))
+    if "vector" in the_plan.legs:
         knn = lambda w, n: snapshot.vector_search(vector, w, n, the_plan.columns, nprobes=NPROBES)  # noqa: E731
-        pending["vector"] = _LEG_POOL.submit(_timed, "vector", timings,
-                                             lambda: _admissible_top(knn, where, the_plan.pool, the_plan.k,
-                                                                     admissible))
+        found["vector"] = _timed("vector", timings,
+                                 lambda: _admissible_top(knn, where, the_plan.pool, the_plan.k, admissible))
+    if "bm25" in the_plan.legs and the_plan.lexical_query:
+        found["bm25"] = lexical.result()
     for leg in ("vector", "bm25"):
         if leg not in the_plan.legs:
             continue
-        rows = pending[leg].result() if leg in pending else []
+        rows = found.get(leg, [])
         for row in rows:
             # The legs' own scores: cosine similarity from cosine distance, BM25 as given.
             row["_leg_score"] = 1.0 - float(row["_distance"]) if leg == "vector" else float(row["_score"])

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import MemcoreError
-from .lance_read import DERIVED_COLUMNS, HIT_COLUMNS, IndexSnapshot, SnapshotSource
+from .lance_read import DERIVED_COLUMNS, SPAN_COLUMNS, IndexSnapshot, SnapshotSource
 
 TABLE = "memory_index"
 META_FILE = "memory_index.meta.json"
@@ -81,7 +81,7 @@ def schema(dim: int) -> pa.Schema:
         ("sensitivity", text), ("valid_at", pa.int64()), ("invalid_at", pa.int64()), ("observed_at", pa.int64()),
         ("expires_at", pa.int64()), ("created_at", pa.int64()), ("version", pa.int64()),
         ("reinforcement_count", pa.int64()), ("subject", text), ("text", text), ("value_json", text), ("provenance_json", text),
-        ("live_span", pa.list_(pa.int64(), 3)), ("hit_json", text), ("vector", pa.list_(pa.float32(), dim)),
+        ("live_span", pa.list_(pa.int64(), 3)), ("vector", pa.list_(pa.float32(), dim)),
     ])
 
 
@@ -246,8 +246,8 @@ class LanceIndex:
                                 replace=True)
 
     def upgrade_layout(self) -> bool:
-        """Add the derived columns to a table written before they existed; True when it did.
-        Rows, row ids and indexes stay as they are (Lance writes the new columns beside them)."""
+        """Add the derived column to a table written before it existed; True when it did.
+        Rows, row ids and indexes stay as they are (Lance writes the new column beside them)."""
         table = self.table
         missing = [] if table is None else [c for c in DERIVED_COLUMNS if c not in table.schema.names]
         if not missing:
@@ -258,7 +258,7 @@ class LanceIndex:
 
         output = pa.schema([self._schema.field(name) for name in missing])
         udf = lance.batch_udf(output_schema=output)(lambda batch: derived_columns(batch, missing))
-        self._source.latest().dataset.add_columns(udf, read_columns=list(HIT_COLUMNS))
+        self._source.latest().dataset.add_columns(udf, read_columns=list(SPAN_COLUMNS))
         self._table = None  # opened again, with the new schema
         return True
 
@@ -277,14 +277,13 @@ class LanceIndex:
         return list(columns) if columns is not None else list(self._row_columns)
 
     def vector_search(self, vector: np.ndarray, where: str, limit: int, *, columns: Sequence[str] | None = None,
-                      nprobes: int = NPROBES, exact: bool = False,
-                      snapshot: IndexSnapshot | None = None) -> list[dict[str, Any]]:
+                      nprobes: int = NPROBES, snapshot: IndexSnapshot | None = None) -> list[dict[str, Any]]:
         """Nearest rows by cosine under the prefilter ``where``: ``columns`` (default every column
         but the vector), ``_distance`` and ``_rowid``."""
         snapshot = snapshot or self.snapshot()
         if snapshot is None:
             return []
-        return snapshot.vector_search(vector, where, limit, self._columns(columns), nprobes=nprobes, exact=exact)
+        return snapshot.vector_search(vector, where, limit, self._columns(columns), nprobes=nprobes)
 
     def fts_search(self, text: str, where: str, limit: int, *, columns: Sequence[str] | None = None,
                    snapshot: IndexSnapshot | None = None) -> list[dict[str, Any]]:
@@ -303,7 +302,7 @@ class LanceIndex:
         snapshot = self.snapshot() if pending else None
         if snapshot is None:
             return
-        rest = [n for n in (columns or self._row_columns) if n != "fact_id"]
+        rest = [n for n in (columns or self._row_columns) if n != "fact_id"]  # fact_id: to check the take
         try:
             taken = snapshot.take([r["_rowid"] for r in pending], ["fact_id", *rest])
         except (OSError, ValueError):  # a row id of a compacted fragment

@@ -16,20 +16,19 @@ import threading
 from pathlib import Path
 from typing import Any, Sequence
 
-import json
-
 import lance
 import numpy as np
 
 # What a hit shows and the last filter check reads (its scope from its own columns, not from the
-# namespace the prefilter matched): taken for the answered rows only.
-HIT_COLUMNS = ("tenant", "scope", "owner_id", "key", "kind", "memory_type", "status", "version_id", "valid_at",
-               "invalid_at", "expires_at", "observed_at", "created_at", "text", "value_json", "provenance_json")
-# Columns made from the others when a row is written, so that a search reads fewer columns per
-# candidate: each random read costs about 20 us here, whatever its size (measured 2026-11-29).
-#   live_span: [valid_at, invalid_at, expires_at] in one column, for the legs' time check;
-#   hit_json:  the HIT_COLUMNS as one JSON object, to complete a hit in one read.
-DERIVED_COLUMNS = ("live_span", "hit_json")
+# namespace the prefilter matched), beyond the columns its leg row has: taken for the answered
+# rows only.
+HIT_COLUMNS = ("tenant", "scope", "owner_id", "key", "kind", "memory_type", "status", "version_id", "observed_at",
+               "created_at", "text", "value_json", "provenance_json")
+# A column made from the others when a row is written, so that a search reads fewer columns per
+# candidate (each random read of one column of one row costs about 20 us here, whatever its size;
+# measured 2026-11-29): live_span, [valid_at, invalid_at, expires_at] in one fixed-size list, is
+# what the legs check time against.
+DERIVED_COLUMNS = ("live_span",)
 SPAN_COLUMNS = ("valid_at", "invalid_at", "expires_at")
 OPEN_END = np.iinfo(np.int64).max
 
@@ -41,9 +40,8 @@ class IndexSnapshot:
         self.dataset = dataset
         self.version: int = dataset.version
         names = set(dataset.schema.names)
-        # A table written before the derived columns existed is read column by column.
+        # A table written before the derived column existed is read column by column.
         self._spans = "live_span" in names
-        self._payloads = "hit_json" in names
 
     def _leg_columns(self, columns: Sequence[str]) -> list[str]:
         if not self._spans or not set(SPAN_COLUMNS) & set(columns):
@@ -61,15 +59,12 @@ class IndexSnapshot:
         return rows
 
     def vector_search(self, vector: np.ndarray, where: str, limit: int, columns: Sequence[str], *,
-                      nprobes: int, refine_factor: int | None = None, exact: bool = False) -> list[dict[str, Any]]:
+                      nprobes: int) -> list[dict[str, Any]]:
         """The ``limit`` nearest rows by cosine under the prefilter ``where``, best first, each with
-        ``_distance`` (cosine distance) and ``_rowid``."""
-        nearest: dict[str, Any] = {"column": "vector", "q": np.asarray(vector, dtype=np.float32), "k": limit,
-                                   "metric": "cosine", "use_index": not exact}
-        if not exact:
-            nearest["nprobes"] = nprobes
-            if refine_factor:
-                nearest["refine_factor"] = refine_factor
+        ``_distance`` (cosine distance) and ``_rowid``. Rows the vector index does not cover yet
+        (appended since the last optimize) are compared one by one."""
+        nearest = {"column": "vector", "q": np.asarray(vector, dtype=np.float32), "k": limit, "metric": "cosine",
+                   "nprobes": nprobes}
         return self._rows(self.dataset.to_table(columns=[*self._leg_columns(columns), "_distance"], filter=where,
                                                 prefilter=True, nearest=nearest, with_row_id=True))
 
@@ -82,13 +77,7 @@ class IndexSnapshot:
 
     def take(self, row_ids: Sequence[int], columns: Sequence[str]) -> list[dict[str, Any]]:
         """Rows by row id, in the order asked. Raises when a row id names no row of this version."""
-        wanted = list(columns)
-        if not (self._payloads and set(wanted) - {"fact_id"} <= set(HIT_COLUMNS)):
-            return self.dataset._take_rows(list(row_ids), columns=wanted).to_pylist()
-        rows = self.dataset._take_rows(list(row_ids), columns=["fact_id", "hit_json"]).to_pylist()
-        for row in rows:
-            row.update(json.loads(row.pop("hit_json")))
-        return rows
+        return self.dataset._take_rows(list(row_ids), columns=list(columns)).to_pylist()
 
     def rows_where(self, where: str, columns: Sequence[str]) -> list[dict[str, Any]]:
         return self._rows(self.dataset.to_table(columns=self._leg_columns(columns), filter=where))

@@ -1,9 +1,8 @@
-"""The index's derived columns (live_span, hit_json) repeat other columns of the same row: a
-search reads them instead. They must say exactly what those columns say, for any text, and a
-table written before they existed must still be searched, and gain them on a writable open."""
+"""The index's derived column live_span repeats the row's time columns in one: the search legs
+read it instead. It must say exactly what those columns say, and a table written before it
+existed must still be searched, and gain it on a writable open."""
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -14,8 +13,8 @@ from hypothesis import strategies as st
 from memory_core import Identity, Memory
 from memory_core.projection import index_rows
 from memory_core.store.lance_index import schema
-from memory_core.store.lance_read import DERIVED_COLUMNS, HIT_COLUMNS, OPEN_END
-from tests.conftest import T0, utc
+from memory_core.store.lance_read import DERIVED_COLUMNS, OPEN_END
+from tests.conftest import T0
 
 DIM = 4
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
@@ -24,9 +23,6 @@ texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 def _check_derived(table):
     rows = table.to_pylist()
     for row in rows:
-        payload = json.loads(row["hit_json"])
-        assert list(payload) == list(HIT_COLUMNS)
-        assert payload == {name: row[name] for name in HIT_COLUMNS}
         assert row["live_span"] == [row["valid_at"], OPEN_END if row["invalid_at"] is None else row["invalid_at"],
                                     OPEN_END if row["expires_at"] is None else row["expires_at"]]
     return rows
@@ -38,7 +34,7 @@ times = st.one_of(st.none(), moments)
 
 @st.composite
 def stored_columns(draw):
-    """One list per stored column of the index schema, for 1-4 rows of arbitrary text."""
+    """One list per stored column of the index schema, for 1-4 rows of arbitrary text and times."""
     n = draw(st.integers(1, 4))
     column = lambda strategy: draw(st.lists(strategy, min_size=n, max_size=n))  # noqa: E731
     columns = {f.name: column(texts) for f in schema(DIM) if pa.types.is_string(f.type)}
@@ -56,22 +52,22 @@ def test_derived_columns_say_what_the_row_says(columns):
 
 
 def _old_layout_home(home, clock):
-    """A home whose index was written before the derived columns existed."""
+    """A home whose index was written before the derived column existed."""
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
         tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
         tool.set("pet", "a grey cat called Miso")
         tool.set("trip", "a walk along the river", valid_at=T0 - timedelta(days=30), invalid_at=T0 - timedelta(days=1))
         memory.projector.flush()
-        memory.projector.index.table.drop_columns(["live_span", "hit_json"])
+        memory.projector.index.table.drop_columns(["live_span"])
 
 
-def test_a_table_without_the_derived_columns_is_searched_and_upgraded_on_a_writable_open(home, clock):
+def test_a_table_without_the_derived_column_is_searched_and_upgraded_on_a_writable_open(home, clock):
     _old_layout_home(home, clock)
     with Memory.open(home, clock=clock, embedder="hashing", read_only=True) as memory:
         tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
         assert [h.key for h in tool.recall("cat called Miso").hits] == ["pet"]
         assert tool.recall("walk along the river", recipe="bm25_only").hits == ()  # closed yesterday
-        assert "hit_json" not in memory.projector.index.table.schema.names  # read-only: left as it was
+        assert "live_span" not in memory.projector.index.table.schema.names  # read-only: left as it was
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
         tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
         index = memory.projector.index
