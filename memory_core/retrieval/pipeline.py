@@ -237,8 +237,8 @@ def still_admissible(row: Mapping[str, Any], namespace: Namespace, request: Sear
 
 def complete(index: LanceIndex, fused: Fused, want: int, namespace: Namespace, request: SearchRequest,
              now: datetime) -> Fused:
-    """The first ``want`` fused rows, completed with every column and checked once more from
-    their own columns: a damaged or lagging index can never widen an answer past its scope or
+    """The first ``want`` fused rows, completed with the columns a hit shows and checked once more
+    from their own columns: a damaged or lagging index can never widen an answer past its scope or
     time. A row that fails (or left the index in between) gives its place to the next one."""
     kept: Fused = []
     start = 0

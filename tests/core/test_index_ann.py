@@ -93,3 +93,29 @@ def test_a_btree_namespace_index_of_an_older_build_gives_way_to_one_bitmap(popul
     index.build_scalar_indexes()
     on_namespace = [ix for ix in index.table.list_indices() if list(ix.columns) == ["namespace"]]
     assert [ix.index_type for ix in on_namespace] == ["Bitmap"]
+
+
+def test_prewarm_loads_the_indexes_and_search_answers_as_before(populated, monkeypatch):
+    memory = populated[0]
+    index = memory.projector.index
+    index.optimize()
+    before = _answers(memory)
+    assert index.prewarm() > 0
+    assert _answers(memory) == before
+
+
+def test_a_search_reads_the_latest_version_another_index_object_wrote(populated):
+    """Each search checks for a newer version first: rows another process (here, another index
+    object on the same folder) appended are found on the next call."""
+    from memory_core.store.lance_index import LanceIndex
+
+    memory = populated[0]
+    reader = memory.projector.index
+    tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
+    assert tool.recall("zebra crossing", recipe="bm25_only").hits == ()
+    writer = LanceIndex(reader.folder, reader.embedder_name, reader.dim)
+    row = {**reader.table.search().where("key = 'acme-ana-1'").limit(1).to_list()[0]}
+    row.pop("_distance", None)
+    row.update(fact_id="f-zebra", version_id="v-zebra", key="zebra", text="zebra crossing near the school")
+    writer.add([row])
+    assert [h.key for h in tool.recall("zebra crossing", recipe="bm25_only").hits] == ["zebra"]
