@@ -31,8 +31,8 @@ from memory_core.model import Kind
 from memory_core.retrieval.pipeline import search
 from memory_core.retrieval.recipes import get_recipe
 from memory_core.retrieval.types import SearchRequest
-from memory_core.projection import derived_columns
 from memory_core.store.lance_index import DERIVED_COLUMNS, LanceIndex, micros, namespace_key, schema
+from memory_core.store.lance_read import SPAN_COLUMNS, live_spans
 
 SUBJECTS = ["Ana", "Bo", "Chidi", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kemal", "Lena"]
 VERBS = ["moved to", "started working at", "bought a flat in", "took a course in", "visited", "left",
@@ -80,10 +80,8 @@ def synthetic_table(texts: list[str], vectors: np.ndarray, seed: int) -> tuple[p
 
 
 def with_derived(table: pa.Table, dim: int) -> pa.Table:
-    """The stored columns plus the ones the write path derives from them (as ``index_rows`` does)."""
-    derived = pa.Table.from_batches([derived_columns(b) for b in table.to_batches(max_chunksize=65_536)])
-    for name in DERIVED_COLUMNS:
-        table = table.append_column(name, derived[name])
+    """The stored columns plus ``live_span``, derived as the write path derives it."""
+    table = table.append_column("live_span", live_spans(*(table.column(c).combine_chunks() for c in SPAN_COLUMNS)))
     return table.select(schema(dim).names).cast(schema(dim))
 
 

@@ -22,9 +22,9 @@ import pyarrow as pa
 
 from memory_core.embed import make_embedder
 from memory_core.model import FactVersion
-from memory_core.projection import index_text, live_spans
+from memory_core.projection import index_text
 from memory_core.store.lance_index import LanceIndex
-from memory_core.store.lance_read import DERIVED_COLUMNS
+from memory_core.store.lance_read import DERIVED_COLUMNS, live_spans
 from memory_core.store.lance_index import schema as index_schema
 from memory_core.store.schema import DDL, STAGED_INSERT, arrow_versions
 from memory_core.values import canonical_json

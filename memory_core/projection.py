@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .model import FactVersion, Provenance
 from .store.lance_index import namespace_key, schema
-from .store.lance_read import DERIVED_COLUMNS, OPEN_END
+from .store.lance_read import DERIVED_COLUMNS, live_spans
 
 _KEY_SEPARATORS = re.compile(r"[_\-./:#]+")
 
@@ -116,18 +116,3 @@ def index_rows(columns: Mapping[str, Sequence[Any]], vectors: Sequence[np.ndarra
 
 
 _TIMES = frozenset({"valid_at", "invalid_at", "observed_at", "expires_at", "created_at"})
-
-
-def live_spans(valid_at: pa.Array, invalid_at: pa.Array, expires_at: pa.Array) -> pa.Array:
-    """[valid_at, invalid_at, expires_at] in microseconds as one fixed-size list per row, an open
-    end as the largest int64: what a search leg checks time against, read as one column."""
-    parts = [np.asarray(a.fill_null(OPEN_END), dtype=np.int64) for a in (valid_at, invalid_at, expires_at)]
-    return pa.FixedSizeListArray.from_arrays(pa.array(np.stack(parts, axis=1).ravel(), type=pa.int64()), 3)
-
-
-def derived_columns(batch: pa.RecordBatch, names: Sequence[str] = DERIVED_COLUMNS) -> pa.RecordBatch:
-    """The derived columns of stored index rows: to add them to a table written before they
-    existed (its rows, row ids and indexes stay as they are)."""
-    made = {"live_span": lambda: live_spans(batch.column("valid_at"), batch.column("invalid_at"),
-                                            batch.column("expires_at"))}
-    return pa.RecordBatch.from_arrays([made[name]() for name in names], names=list(names))

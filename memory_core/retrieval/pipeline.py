@@ -207,14 +207,9 @@ def fuse(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest) -> Fus
     return [(rows[fid], score, per_leg[fid]) for fid, score in fused]
 
 
-def in_time(row: Mapping[str, Any], request: SearchRequest, now: datetime) -> bool:
-    """Live at ``as_of``, not expired, inside the observed-at window: the filters a leg's narrow
-    prefilter leaves to this check."""
-    return time_check(request, now)(row)
-
-
 def time_check(request: SearchRequest, now: datetime) -> Callable[[Mapping[str, Any]], bool]:
-    """``in_time`` for one request, on the rows' microseconds (a leg checks a hundred rows)."""
+    """Is a row live at ``as_of``, not expired, inside the observed-at window? The filters a
+    leg's narrow prefilter leaves to this check, on the rows' microseconds."""
     as_of, now_us = micros(request.as_of), micros(now)
     since = None if request.observed_from is None else micros(request.observed_from)
     until = None if request.observed_to is None else micros(request.observed_to)
@@ -228,11 +223,13 @@ def time_check(request: SearchRequest, now: datetime) -> Callable[[Mapping[str, 
     return check
 
 
-def still_admissible(row: Mapping[str, Any], namespace: Namespace, request: SearchRequest, now: datetime) -> bool:
-    """The filter phase, on a completed row from the row's own columns: scope, status, kind, time."""
+def still_admissible(row: Mapping[str, Any], namespace: Namespace, request: SearchRequest,
+                     in_time: Callable[[Mapping[str, Any]], bool]) -> bool:
+    """The filter phase, on a completed row from the row's own columns: scope, status, kind, and
+    time by ``in_time`` (``time_check`` of the request)."""
     return (row["tenant"] == namespace.tenant and row["scope"] == namespace.scope.value
             and row["owner_id"] == namespace.owner_id and row["status"] in VISIBLE_STATUSES
-            and row["kind"] in {k.value for k in request.sources} and in_time(row, request, now))
+            and row["kind"] in {k.value for k in request.sources} and in_time(row))
 
 
 def complete(index: LanceIndex, fused: Fused, want: int, namespace: Namespace, request: SearchRequest,
@@ -241,13 +238,13 @@ def complete(index: LanceIndex, fused: Fused, want: int, namespace: Namespace, r
     from their own columns: a damaged or lagging index can never widen an answer past its scope or
     time. A row that fails (or left the index in between) gives its place to the next one."""
     kept: Fused = []
-    start = 0
+    start, in_time = 0, time_check(request, now)
     while len(kept) < want and start < len(fused):
         batch = fused[start:start + want - len(kept)]
         start += len(batch)
         index.hydrate([row for row, _, _ in batch], HIT_COLUMNS)
         kept.extend(item for item in batch
-                    if not item[0].get("_gone") and still_admissible(item[0], namespace, request, now))
+                    if not item[0].get("_gone") and still_admissible(item[0], namespace, request, in_time))
     return kept
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import MemcoreError
-from .lance_read import DERIVED_COLUMNS, SPAN_COLUMNS, IndexSnapshot, SnapshotSource
+from .lance_read import DERIVED_COLUMNS, SPAN_COLUMNS, IndexSnapshot, SnapshotSource, live_spans
 
 TABLE = "memory_index"
 META_FILE = "memory_index.meta.json"
@@ -246,18 +246,17 @@ class LanceIndex:
                                 replace=True)
 
     def upgrade_layout(self) -> bool:
-        """Add the derived column to a table written before it existed; True when it did.
-        Rows, row ids and indexes stay as they are (Lance writes the new column beside them)."""
+        """Add ``live_span`` to a table written before it existed; True when it did. Rows, row
+        ids and indexes stay as they are (Lance writes the new column beside them)."""
         table = self.table
-        missing = [] if table is None else [c for c in DERIVED_COLUMNS if c not in table.schema.names]
-        if not missing:
+        if table is None or "live_span" in table.schema.names:
             return False
         import lance
 
-        from ..projection import derived_columns  # projection builds rows from this module's schema
-
-        output = pa.schema([self._schema.field(name) for name in missing])
-        udf = lance.batch_udf(output_schema=output)(lambda batch: derived_columns(batch, missing))
+        output = pa.schema([self._schema.field("live_span")])
+        udf = lance.batch_udf(output_schema=output)(
+            lambda batch: pa.RecordBatch.from_arrays([live_spans(*(batch.column(c) for c in SPAN_COLUMNS))],
+                                                     schema=output))
         self._source.latest().dataset.add_columns(udf, read_columns=list(SPAN_COLUMNS))
         self._table = None  # opened again, with the new schema
         return True
@@ -277,27 +276,20 @@ class LanceIndex:
         return list(columns) if columns is not None else list(self._row_columns)
 
     def vector_search(self, vector: np.ndarray, where: str, limit: int, *, columns: Sequence[str] | None = None,
-                      nprobes: int = NPROBES, snapshot: IndexSnapshot | None = None) -> list[dict[str, Any]]:
-        """Nearest rows by cosine under the prefilter ``where``: ``columns`` (default every column
-        but the vector), ``_distance`` and ``_rowid``."""
-        snapshot = snapshot or self.snapshot()
+                      nprobes: int = NPROBES) -> list[dict[str, Any]]:
+        """Nearest rows by cosine under the prefilter ``where``, on the latest version: ``columns``
+        (default every column but the vector), ``_distance`` and ``_rowid``. A search reads its
+        legs from one ``snapshot()`` instead."""
+        snapshot = self.snapshot()
         if snapshot is None:
             return []
         return snapshot.vector_search(vector, where, limit, self._columns(columns), nprobes=nprobes)
 
-    def fts_search(self, text: str, where: str, limit: int, *, columns: Sequence[str] | None = None,
-                   snapshot: IndexSnapshot | None = None) -> list[dict[str, Any]]:
-        """Best rows by BM25 under the prefilter ``where``: ``columns``, ``_score`` and ``_rowid``."""
-        snapshot = snapshot or self.snapshot()
-        if snapshot is None:
-            return []
-        return snapshot.fts_search(text, where, limit, self._columns(columns))
-
     def hydrate(self, rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> None:
         """Complete leg rows, in place, with ``columns`` (default every column but the vector),
-        taken by row id from the latest version. A row id that no longer names its fact (the table was compacted in between) is
-        looked up again by fact id; a fact gone from the index (deleted in between) keeps its leg
-        row and is marked ``_gone``."""
+        taken by row id from the latest version. A row id that no longer names its fact (the table
+        was compacted in between) is looked up again by fact id; a fact gone from the index
+        (deleted in between) keeps its leg row and is marked ``_gone``."""
         pending = [r for r in rows if "value_json" not in r]
         snapshot = self.snapshot() if pending else None
         if snapshot is None:

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import lance
 import numpy as np
+import pyarrow as pa
 
 # What a hit shows and the last filter check reads (its scope from its own columns, not from the
 # namespace the prefilter matched), beyond the columns its leg row has: taken for the answered
@@ -31,6 +32,14 @@ HIT_COLUMNS = ("tenant", "scope", "owner_id", "key", "kind", "memory_type", "sta
 DERIVED_COLUMNS = ("live_span",)
 SPAN_COLUMNS = ("valid_at", "invalid_at", "expires_at")
 OPEN_END = np.iinfo(np.int64).max
+
+
+def live_spans(valid_at: Any, invalid_at: Any, expires_at: Any) -> Any:
+    """The ``live_span`` column from three Arrow int64 columns: [valid_at, invalid_at,
+    expires_at] in microseconds as one fixed-size list per row, an open end as ``OPEN_END``
+    (``IndexSnapshot`` reads it back into the three)."""
+    parts = [np.asarray(a.fill_null(OPEN_END), dtype=np.int64) for a in (valid_at, invalid_at, expires_at)]
+    return pa.FixedSizeListArray.from_arrays(pa.array(np.stack(parts, axis=1).ravel(), type=pa.int64()), 3)
 
 
 class IndexSnapshot:
