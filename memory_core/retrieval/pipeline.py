@@ -233,7 +233,7 @@ def still_admissible(row: Mapping[str, Any], namespace: Namespace, request: Sear
 
 
 def complete(index: LanceIndex, fused: Fused, want: int, namespace: Namespace, request: SearchRequest,
-             now: datetime) -> Fused:
+             now: datetime, read_at: IndexSnapshot | None = None) -> Fused:
     """The first ``want`` fused rows, completed with the columns a hit shows and checked once more
     from their own columns: a damaged or lagging index can never widen an answer past its scope or
     time. A row that fails (or left the index in between) gives its place to the next one."""
@@ -242,7 +242,7 @@ def complete(index: LanceIndex, fused: Fused, want: int, namespace: Namespace, r
     while len(kept) < want and start < len(fused):
         batch = fused[start:start + want - len(kept)]
         start += len(batch)
-        index.hydrate([row for row, _, _ in batch], HIT_COLUMNS)
+        index.hydrate([row for row, _, _ in batch], HIT_COLUMNS, read_at=read_at)
         kept.extend(item for item in batch
                     if not item[0].get("_gone") and still_admissible(item[0], namespace, request, in_time))
     return kept
@@ -297,13 +297,14 @@ def search(index: LanceIndex, embedder: Embedder, namespace: Namespace, request:
     started = time.perf_counter()
     the_plan = plan(request, recipe)
     where = build_where(namespace, request, now)
-    legs = run_legs(index.snapshot(), embedder, the_plan, where, timings, time_check(request, now))
+    snapshot = index.snapshot()
+    legs = run_legs(snapshot, embedder, the_plan, where, timings, time_check(request, now))
     fused = fuse(legs, recipe, request)
     # The legs returned a few columns; complete the rows the answer shows. The verdict reads only
     # the top hit, unless the query names an identifier: then every candidate's text is searched.
     hydrating = time.perf_counter()
     shown = complete(index, fused, len(fused) if _IDENTIFIER.search(request.query) else request.k,
-                     namespace, request, now)
+                     namespace, request, now, snapshot)
     timings["hydrate"] = (time.perf_counter() - hydrating) * 1000
     hits = [to_hit(row, score, per_leg) for row, score, per_leg in shown]
     code = verdict(request.query, hits, recipe)

@@ -17,6 +17,7 @@ import lancedb
 import numpy as np
 import pyarrow as pa
 
+from ..config import lance_compute_threads
 from ..errors import MemcoreError
 from .lance_read import DERIVED_COLUMNS, SPAN_COLUMNS, IndexSnapshot, SnapshotSource, live_spans
 
@@ -95,6 +96,7 @@ class LanceIndex:
         self._schema = schema(dim)
         # Every stored column but the vector (the derived ones repeat others).
         self._row_columns = [n for n in self._schema.names if n != "vector" and n not in DERIVED_COLUMNS]
+        lance_compute_threads()
         self._db = lancedb.connect(str(self.folder), read_consistency_interval=timedelta(0))
         self._table: Any = None
         self._source = SnapshotSource(self.folder / f"{TABLE}.lance")
@@ -285,18 +287,24 @@ class LanceIndex:
             return []
         return snapshot.vector_search(vector, where, limit, self._columns(columns), nprobes=nprobes)
 
-    def hydrate(self, rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> None:
+    def hydrate(self, rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None, *,
+                read_at: IndexSnapshot | None = None) -> None:
         """Complete leg rows, in place, with ``columns`` (default every column but the vector),
-        taken by row id from the latest version. A row id that no longer names its fact (the table
-        was compacted in between) is looked up again by fact id; a fact gone from the index
-        (deleted in between) keeps its leg row and is marked ``_gone``."""
+        taken by row id from the latest version. When that is still ``read_at``, the version the
+        rows were found in, their row ids name them. Otherwise a row id that no longer names its
+        fact (the table was compacted in between) is looked up again by fact id; a fact gone from
+        the index (deleted in between) keeps its leg row and is marked ``_gone``."""
         pending = [r for r in rows if "value_json" not in r]
         snapshot = self.snapshot() if pending else None
         if snapshot is None:
             return
         rest = [n for n in (columns or self._row_columns) if n != "fact_id"]  # fact_id: to check the take
-        try:
-            taken = snapshot.take([r["_rowid"] for r in pending], ["fact_id", *rest])
+        if read_at is not None and read_at.version == snapshot.version:
+            for row, full in zip(pending, snapshot.take([r["_rowid"] for r in pending], rest)):
+                row.update((n, full[n]) for n in rest if n not in row)
+            return
+        try:  # read from the files, not memory: a row deleted since is left out, not answered
+            taken = snapshot.take([r["_rowid"] for r in pending], ["fact_id", *rest], resident=False)
         except (OSError, ValueError):  # a row id of a compacted fragment
             taken = []
         found = {r["fact_id"]: r for r, want in zip(taken, pending) if r["fact_id"] == want["fact_id"]}

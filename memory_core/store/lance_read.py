@@ -8,7 +8,8 @@ that layer cost about 2 ms of a minimal vector query (4.0 against 1.9 ms) and 1 
 
 A search reads one ``IndexSnapshot``: both legs see the same rows, and their row ids stay valid
 for the take that completes the hits. Each new search asks for the latest version first, so a
-write made by this process or another one is seen on the next call.
+write made by this process or another one is seen on the next call. A leg asks Lance for row ids
+and scores; the few columns it reads per candidate come from ``ResidentColumns``.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ import lance
 import numpy as np
 import pyarrow as pa
 
+from .lance_resident import ResidentColumns
+
 # What a hit shows and the last filter check reads (its scope from its own columns, not from the
 # namespace the prefilter matched), beyond the columns its leg row has: taken for the answered
 # rows only.
@@ -30,6 +33,12 @@ HIT_COLUMNS = ("tenant", "scope", "owner_id", "key", "kind", "memory_type", "sta
 # measured 2026-11-29): live_span, [valid_at, invalid_at, expires_at] in one fixed-size list, is
 # what the legs check time against.
 DERIVED_COLUMNS = ("live_span",)
+# The columns ``ResidentColumns`` holds once a search reads them: what a leg reads per candidate
+# and the narrow ones of a hit. The wide ones (text, value, provenance, key; the vector) are read
+# from the files for the answered rows only.
+RESIDENT_COLUMNS = frozenset({"fact_id", "live_span", "valid_at", "invalid_at", "expires_at", "observed_at",
+                              "subject", "tenant", "scope", "owner_id", "kind", "memory_type", "status",
+                              "version_id", "created_at"})
 SPAN_COLUMNS = ("valid_at", "invalid_at", "expires_at")
 OPEN_END = np.iinfo(np.int64).max
 
@@ -45,17 +54,37 @@ def live_spans(valid_at: Any, invalid_at: Any, expires_at: Any) -> Any:
 class IndexSnapshot:
     """One version of the index table, read through Lance directly."""
 
-    def __init__(self, dataset: Any) -> None:
+    def __init__(self, dataset: Any, resident: ResidentColumns | None = None) -> None:
         self.dataset = dataset
         self.version: int = dataset.version
         names = set(dataset.schema.names)
         # A table written before the derived column existed is read column by column.
         self._spans = "live_span" in names
+        # Row ids are addresses only without stable row ids; else every column comes with the query.
+        self._resident = None if dataset.has_stable_row_ids else resident
 
-    def _leg_columns(self, columns: Sequence[str]) -> list[str]:
+    @property
+    def resident(self) -> bool:
+        return self._resident is not None
+
+    def _leg(self, columns: Sequence[str], score: str, **query: Any) -> list[dict[str, Any]]:
+        """A leg's rows: ``score`` and the row id from Lance, ``columns`` from memory where held
+        there (``RESIDENT_COLUMNS``; the vector, which only score fusion asks for, never is)."""
+        wanted = self.leg_columns(columns)
+        resident = [c for c in wanted if c in RESIDENT_COLUMNS] if self._resident is not None else []
+        table = self.dataset.to_table(columns=[*(c for c in wanted if c not in resident), score], with_row_id=True,
+                                      prefilter=True, **query)
+        if resident:
+            held = self._resident.gather(self.dataset, table.column("_rowid").to_numpy(), resident)
+            for name in resident:
+                table = table.append_column(name, held[name])
+        return self._rows(table)
+
+    def leg_columns(self, columns: Sequence[str]) -> list[str]:
+        """The stored columns that hold ``columns`` (the span columns are one, ``live_span``)."""
         if not self._spans or not set(SPAN_COLUMNS) & set(columns):
             return list(columns)
-        return [c for c in columns if c not in SPAN_COLUMNS] + ["live_span"]
+        return list(dict.fromkeys([*(c for c in columns if c not in SPAN_COLUMNS), "live_span"]))
 
     def _rows(self, table: Any) -> list[dict[str, Any]]:
         rows = table.to_pylist()
@@ -74,29 +103,35 @@ class IndexSnapshot:
         (appended since the last optimize) are compared one by one."""
         nearest = {"column": "vector", "q": np.asarray(vector, dtype=np.float32), "k": limit, "metric": "cosine",
                    "nprobes": nprobes}
-        return self._rows(self.dataset.to_table(columns=[*self._leg_columns(columns), "_distance"], filter=where,
-                                                prefilter=True, nearest=nearest, with_row_id=True))
+        return self._leg(columns, "_distance", filter=where, nearest=nearest)
 
     def fts_search(self, text: str, where: str, limit: int, columns: Sequence[str]) -> list[dict[str, Any]]:
         """The ``limit`` best rows by BM25 over ``text`` under the prefilter ``where``, best first,
         each with ``_score`` and ``_rowid``."""
-        return self._rows(self.dataset.to_table(columns=[*self._leg_columns(columns), "_score"], filter=where,
-                                                prefilter=True, limit=limit, with_row_id=True,
-                                                full_text_query={"query": text, "columns": ["text"]}))
+        return self._leg(columns, "_score", filter=where, limit=limit,
+                         full_text_query={"query": text, "columns": ["text"]})
 
-    def take(self, row_ids: Sequence[int], columns: Sequence[str]) -> list[dict[str, Any]]:
-        """Rows by row id, in the order asked. Raises when a row id names no row of this version."""
-        return self.dataset._take_rows(list(row_ids), columns=list(columns)).to_pylist()
+    def take(self, row_ids: Sequence[int], columns: Sequence[str], *, resident: bool = True) -> list[dict[str, Any]]:
+        """Rows by row id, in the order asked, the columns held in memory from there
+        (``resident``): for rows this version's legs returned. From the files alone a row deleted
+        in this version is left out; a row id of no fragment of it raises."""
+        held = [c for c in columns if c in RESIDENT_COLUMNS] if resident and self._resident is not None else []
+        table = self.dataset._take_rows(list(row_ids), columns=[c for c in columns if c not in held])
+        if held:
+            gathered = self._resident.gather(self.dataset, np.asarray(row_ids, dtype=np.uint64), held)
+            for name in held:
+                table = table.append_column(name, gathered[name])
+        return table.to_pylist()
 
     def rows_where(self, where: str, columns: Sequence[str]) -> list[dict[str, Any]]:
-        return self._rows(self.dataset.to_table(columns=self._leg_columns(columns), filter=where))
+        return self._rows(self.dataset.to_table(columns=self.leg_columns(columns), filter=where))
 
 
 class SnapshotSource:
     """The latest version of one table, checked on every call (another process may have written).
 
     Snapshots share the first dataset's session, so the vector and text indexes are loaded into
-    memory once per process, not once per version.
+    memory once per process, not once per version; and one ``ResidentColumns``.
     """
 
     def __init__(self, uri: Path) -> None:
@@ -104,6 +139,7 @@ class SnapshotSource:
         self._base: Any = None
         self._latest: IndexSnapshot | None = None
         self._lock = threading.Lock()
+        self.resident = ResidentColumns()
 
     def latest(self) -> IndexSnapshot:
         with self._lock:
@@ -111,20 +147,25 @@ class SnapshotSource:
                 self._base = lance.dataset(self.uri)
             version = self._base.latest_version
             if self._latest is None or self._latest.version != version:
-                self._latest = IndexSnapshot(self._base.checkout_version(version))
+                self._latest = IndexSnapshot(self._base.checkout_version(version), self.resident)
+                self.resident.prune(self._latest.dataset)
             return self._latest
 
     def prewarm(self) -> int:
         """Load every index of the latest version into the shared cache (the vector index's
-        partitions are otherwise read from disk the first time a query probes them); answers
-        the cache's size in bytes."""
-        snapshot = self.latest().dataset
-        for index in snapshot.describe_indices():
-            snapshot.prewarm_index(index.name)
-        return int(snapshot.session().index_cache_size_bytes())
+        partitions are otherwise read from disk the first time a query probes them), and its
+        ``RESIDENT_COLUMNS``; answers the bytes held."""
+        snapshot = self.latest()
+        dataset = snapshot.dataset
+        for index in dataset.describe_indices():
+            dataset.prewarm_index(index.name)
+        names = [c for c in snapshot.leg_columns(dataset.schema.names) if c in RESIDENT_COLUMNS]
+        held = self.resident.load(dataset, names) if snapshot.resident else 0
+        return int(dataset.session().index_cache_size_bytes()) + held
 
     def reset(self) -> None:
         """Forget the table: it was dropped and made anew (its versions start again)."""
         with self._lock:
             self._base = None
             self._latest = None
+            self.resident.clear()
