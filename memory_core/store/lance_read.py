@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import lance
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .lance_resident import ResidentColumns
 
@@ -74,27 +75,16 @@ class IndexSnapshot:
         resident = [c for c in wanted if c in RESIDENT_COLUMNS] if self._resident is not None else []
         table = self.dataset.to_table(columns=[*(c for c in wanted if c not in resident), score], with_row_id=True,
                                       prefilter=True, **query)
+        columns = {name: table.column(name) for name in table.column_names}
         if resident:
-            held = self._resident.gather(self.dataset, table.column("_rowid").to_numpy(), resident)
-            for name in resident:
-                table = table.append_column(name, held[name])
-        return self._rows(table)
+            columns.update(self._resident.gather(self.dataset, table.column("_rowid").to_numpy(), resident))
+        return _as_rows(columns)
 
     def leg_columns(self, columns: Sequence[str]) -> list[str]:
         """The stored columns that hold ``columns`` (the span columns are one, ``live_span``)."""
         if not self._spans or not set(SPAN_COLUMNS) & set(columns):
             return list(columns)
         return list(dict.fromkeys([*(c for c in columns if c not in SPAN_COLUMNS), "live_span"]))
-
-    def _rows(self, table: Any) -> list[dict[str, Any]]:
-        rows = table.to_pylist()
-        if rows and "live_span" in rows[0]:
-            for row in rows:
-                valid, invalid, expires = row.pop("live_span")
-                row["valid_at"] = valid
-                row["invalid_at"] = None if invalid == OPEN_END else invalid
-                row["expires_at"] = None if expires == OPEN_END else expires
-        return rows
 
     def vector_search(self, vector: np.ndarray, where: str, limit: int, columns: Sequence[str], *,
                       nprobes: int) -> list[dict[str, Any]]:
@@ -117,14 +107,30 @@ class IndexSnapshot:
         in this version is left out; a row id of no fragment of it raises."""
         held = [c for c in columns if c in RESIDENT_COLUMNS] if resident and self._resident is not None else []
         table = self.dataset._take_rows(list(row_ids), columns=[c for c in columns if c not in held])
+        found = {name: table.column(name) for name in table.column_names}
         if held:
-            gathered = self._resident.gather(self.dataset, np.asarray(row_ids, dtype=np.uint64), held)
-            for name in held:
-                table = table.append_column(name, gathered[name])
-        return table.to_pylist()
+            found.update(self._resident.gather(self.dataset, np.asarray(row_ids, dtype=np.uint64), held))
+        return _as_rows(found)
 
     def rows_where(self, where: str, columns: Sequence[str]) -> list[dict[str, Any]]:
-        return self._rows(self.dataset.to_table(columns=self.leg_columns(columns), filter=where))
+        table = self.dataset.to_table(columns=self.leg_columns(columns), filter=where)
+        return _as_rows({name: table.column(name) for name in table.column_names})
+
+
+def _as_rows(columns: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows as dicts from Arrow columns of one length, ``live_span`` read back into the three
+    time columns (read column by column, which costs less than Arrow's row-wise ``to_pylist``)."""
+    values: dict[str, list[Any]] = {}
+    for name, array in columns.items():
+        if name == "live_span":
+            spans = pc.list_flatten(array).to_numpy().reshape(-1, 3).T.tolist()
+            values["valid_at"] = spans[0]
+            values["invalid_at"] = [None if v == OPEN_END else v for v in spans[1]]
+            values["expires_at"] = [None if v == OPEN_END else v for v in spans[2]]
+        else:
+            values[name] = array.to_pylist()
+    names = list(values)
+    return [dict(zip(names, row)) for row in zip(*values.values())]
 
 
 class SnapshotSource:

@@ -247,6 +247,20 @@ def test_a_leg_short_of_live_rows_fetches_wider_then_under_the_full_filter(imemo
     assert len(tool.recall("river walk", recipe="bm25_only", k=5, as_of=utc(2020, 1, 15)).hits) == 5
 
 
+def test_index_rows_of_a_hidden_status_are_never_answered_nor_crowd_out_the_visible(imemory):
+    """The index holds visible facts only, so the legs' prefilter leaves status out and checks it
+    on the rows: rows a lagging or damaged index still shows as rejected must neither be answered
+    nor fill a leg's pool in place of the visible ones."""
+    tool = tool_of(imemory)
+    for i in range(70):
+        tool.set(f"gone-{i}", f"river walk, river walk {i}")
+    tool.set("kept", "a river walk today with friends along the long quiet bank of the wide slow water")
+    imemory.projector.flush()
+    imemory.projector.index.table.update(where="key LIKE 'gone-%'", values={"status": "rejected"})
+    for recipe in ("bm25_only", "vector_only", "hybrid_rrf"):
+        assert keys(tool.recall("river walk", recipe=recipe, k=5)) == ["kept"], recipe
+
+
 def test_a_process_never_replays_its_own_queued_writes(home, clock, monkeypatch):
     with Memory.open(home, clock=clock, embedder=HashingEmbedder()) as memory:
         tool = tool_of(memory)
