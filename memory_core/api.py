@@ -98,12 +98,13 @@ class Memory:
 
     @classmethod
     def open(cls, home: str | Path, *, clock: Clock | None = None, create: bool = True, read_only: bool = False,
-             embedder: str | Embedder | None = None, **embedder_options: Any) -> "Memory":
+             embedder: str | Embedder | None = None, new_id: Callable[[], str] = _new_id,
+             **embedder_options: Any) -> "Memory":
         home = Path(home)
         store = DuckDBStore.open(home, create=create, read_only=read_only)
         if isinstance(embedder, str):
             embedder = make_embedder(embedder, cache_dir=home / "models", **embedder_options)
-        return cls(store, clock, embedder=embedder)
+        return cls(store, clock, new_id, embedder=embedder)
 
     @property
     def home(self) -> Path:
