@@ -180,6 +180,7 @@ class LanceIndex:
             table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
             self._ensure_fts()
             table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        self._source.resident.clear()  # nor in this process's memory
 
     def replace_all(self, data: pa.Table) -> None:
         """Rebuild the table from scratch (reindex): overwritten in place, so a reader sees the old
@@ -263,11 +264,13 @@ class LanceIndex:
         self._table = None  # opened again, with the new schema
         return True
 
-    def prewarm(self) -> int:
-        """Load the table's indexes into memory now rather than query by query; for a process
-        that stays open (on 1M rows: 1.8 s and 1.3 GB, and the first hundred vector searches 2x
-        faster). Answers the index cache's size in bytes."""
-        return 0 if self.table is None else self._source.prewarm()
+    def prewarm(self, *, hit_columns: bool = True) -> int:
+        """Load the table's indexes and the columns searches read into memory now rather than
+        query by query; for a process that stays open. With ``hit_columns`` the wide columns of
+        a hit too (key, text, value, provenance), so answering reads no file. On the benchmark's
+        1M rows: 3.5 s and 1.4 GB, of which 200 MB of columns (130 MB of them wide), and a search
+        about 2 ms faster than with the narrow columns alone. Answers the bytes held."""
+        return 0 if self.table is None else self._source.prewarm(hit_columns=hit_columns)
 
     def snapshot(self) -> IndexSnapshot | None:
         """The table's latest version, to read one search from; None before the first write."""

@@ -40,6 +40,9 @@ DERIVED_COLUMNS = ("live_span",)
 RESIDENT_COLUMNS = frozenset({"fact_id", "live_span", "valid_at", "invalid_at", "expires_at", "observed_at",
                               "subject", "tenant", "scope", "owner_id", "kind", "memory_type", "status",
                               "version_id", "created_at"})
+# The rest of a hit (key, text, value, provenance): read from the files for the answered rows,
+# unless ``prewarm`` loaded them too.
+WIDE_HIT_COLUMNS = tuple(c for c in HIT_COLUMNS if c not in RESIDENT_COLUMNS)
 SPAN_COLUMNS = ("valid_at", "invalid_at", "expires_at")
 OPEN_END = np.iinfo(np.int64).max
 
@@ -102,14 +105,19 @@ class IndexSnapshot:
                          full_text_query={"query": text, "columns": ["text"]})
 
     def take(self, row_ids: Sequence[int], columns: Sequence[str], *, resident: bool = True) -> list[dict[str, Any]]:
-        """Rows by row id, in the order asked, the columns held in memory from there
-        (``resident``): for rows this version's legs returned. From the files alone a row deleted
-        in this version is left out; a row id of no fragment of it raises."""
-        held = [c for c in columns if c in RESIDENT_COLUMNS] if resident and self._resident is not None else []
-        table = self.dataset._take_rows(list(row_ids), columns=[c for c in columns if c not in held])
-        found = {name: table.column(name) for name in table.column_names}
-        if held:
-            found.update(self._resident.gather(self.dataset, np.asarray(row_ids, dtype=np.uint64), held))
+        """Rows by row id, in the order asked. With ``resident`` (for rows this version's legs
+        returned) the columns held in memory come from there: the narrow ones always, the wide
+        ones when ``prewarm`` loaded them. From the files alone a row deleted in this version is
+        left out; a row id of no fragment of it raises."""
+        ids = np.asarray(row_ids, dtype=np.uint64)
+        found: dict[str, Any] = {}
+        if resident and self._resident is not None:
+            found.update(self._resident.gather(self.dataset, ids, [c for c in columns if c in RESIDENT_COLUMNS]))
+            found.update(self._resident.held(self.dataset, ids, [c for c in columns if c not in found]) or {})
+        rest = [c for c in columns if c not in found]
+        if rest:
+            table = self.dataset._take_rows(ids.tolist(), columns=rest)
+            found.update((name, table.column(name)) for name in table.column_names)
         return _as_rows(found)
 
     def rows_where(self, where: str, columns: Sequence[str]) -> list[dict[str, Any]]:
@@ -157,15 +165,17 @@ class SnapshotSource:
                 self.resident.prune(self._latest.dataset)
             return self._latest
 
-    def prewarm(self) -> int:
+    def prewarm(self, *, hit_columns: bool = True) -> int:
         """Load every index of the latest version into the shared cache (the vector index's
         partitions are otherwise read from disk the first time a query probes them), and its
-        ``RESIDENT_COLUMNS``; answers the bytes held."""
+        ``RESIDENT_COLUMNS`` (and ``WIDE_HIT_COLUMNS`` with ``hit_columns``); answers the bytes
+        held."""
         snapshot = self.latest()
         dataset = snapshot.dataset
         for index in dataset.describe_indices():
             dataset.prewarm_index(index.name)
         names = [c for c in snapshot.leg_columns(dataset.schema.names) if c in RESIDENT_COLUMNS]
+        names += list(WIDE_HIT_COLUMNS) if hit_columns else []
         held = self.resident.load(dataset, names) if snapshot.resident else 0
         return int(dataset.session().index_cache_size_bytes()) + held
 

@@ -15,11 +15,12 @@ Without stable row ids (this index never enables them) a row id is the row's add
 ``fragment_id << 32 | offset``.
 
 What is held: ``RESIDENT_COLUMNS`` (``lance_read``), the legs' columns and the narrow columns of
-a hit, once a search has read them. On the benchmark's 1M rows (ids of 9 characters) that is
-about 70 MB, most of it ``live_span`` (24 bytes a row) and the two ids; longer ids cost their
-length. Loading a 1M-row fragment's columns takes about 0.9 s, once, the first time a search
-touches it (``prewarm`` loads them all); a search touches a few small fragments of a table
-written by point writes.
+a hit, once a search has read them; the wide columns of a hit (text, value, ...) only when
+``load`` is asked for them (``prewarm``). On the benchmark's 1M rows (ids of 9 characters) the
+narrow ones are about 70 MB, most of it ``live_span`` (24 bytes a row) and the two ids; the wide
+ones 130 MB more. Loading a 1M-row fragment's narrow columns takes about 0.75 s, so a fragment of
+more than ``_EAGER_ROWS`` rows is loaded only once searches have read it ``_LOAD_AFTER`` times
+(until then its rows are read from the files, as a take).
 """
 from __future__ import annotations
 
@@ -30,8 +31,15 @@ from typing import Any, Sequence
 import numpy as np
 import pyarrow as pa
 
-# Past this many held fragments, those the latest version no longer has are let go.
+# Past this many held fragments, or this many versions after the last look, those the latest
+# version no longer has are let go.
 _PRUNE_AT = 256
+_PRUNE_EVERY = 64
+# A fragment is loaded the first time a search reads it when it is this small; a larger one once
+# searches have read it this many times (a search reads two legs and a take), so a one-off recall
+# on a large home reads its few rows from the files instead of loading a fragment for them.
+_EAGER_ROWS = 65_536
+_LOAD_AFTER = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,17 +78,13 @@ class ResidentColumns:
 
     def __init__(self) -> None:
         self._fragments: dict[int, _Fragment] = {}
+        self._touches: dict[int, int] = {}  # reads of fragments not held yet
         self._lock = threading.Lock()
         self._prune_at = _PRUNE_AT
+        self._versions_since_prune = 0
 
-    def _fragment(self, dataset: Any, fragment_id: int, names: Sequence[str]) -> _Fragment:
-        fragment = dataset.get_fragment(fragment_id)
-        if fragment is None:
-            raise LookupError(f"fragment {fragment_id} is not in version {dataset.version}")
-        files = _files(fragment)
-        held = self._fragments.get(fragment_id)
-        if held is not None and held.files == files and all(n in held.columns for n in names):
-            return held
+    def _load(self, fragment: Any, files: tuple[str, ...], names: Sequence[str]) -> _Fragment:
+        fragment_id = fragment.fragment_id
         with self._lock:  # two legs may ask for the same fragment at once: load it once
             held = self._fragments.get(fragment_id)
             columns = dict(held.columns) if held is not None and held.files == files else {}
@@ -94,8 +98,25 @@ class ResidentColumns:
                 held = self._fragments[fragment_id] = _Fragment(files, columns)
             return held
 
+    def _read(self, dataset: Any, fragment_id: int, row_ids: np.ndarray, offsets: np.ndarray,
+              names: Sequence[str]) -> list[pa.Array]:
+        fragment = dataset.get_fragment(fragment_id)
+        if fragment is None:
+            raise LookupError(f"fragment {fragment_id} is not in version {dataset.version}")
+        files = _files(fragment)
+        held = self._fragments.get(fragment_id)
+        if held is not None and held.files == files and all(n in held.columns for n in names):
+            return held.take(offsets, names)
+        touches = self._touches[fragment_id] = self._touches.get(fragment_id, 0) + 1
+        if fragment.metadata.physical_rows <= _EAGER_ROWS or touches >= _LOAD_AFTER:
+            return self._load(fragment, files, names).take(offsets, names)
+        # Not held yet: from the files, as a take (a one-off search need not load a large fragment).
+        table = dataset._take_rows(row_ids.tolist(), columns=list(names))
+        return [table.column(n).combine_chunks() for n in names]
+
     def gather(self, dataset: Any, row_ids: np.ndarray, names: Sequence[str]) -> dict[str, pa.Array]:
-        """``names`` of the rows ``row_ids`` (addresses in ``dataset``), in the order asked."""
+        """``names`` of the rows ``row_ids`` (addresses in ``dataset``, rows it has), in the order
+        asked."""
         row_ids = np.asarray(row_ids, dtype=np.uint64)
         if not len(row_ids) or not names:
             return {n: pa.array([], type=dataset.schema.field(n).type) for n in names}
@@ -103,33 +124,52 @@ class ResidentColumns:
         offsets = (row_ids & np.uint64(0xFFFFFFFF)).astype(np.int64)
         unique = np.unique(fragment_ids)
         if len(unique) == 1:
-            return dict(zip(names, self._fragment(dataset, int(unique[0]), names).take(offsets, names)))
+            return dict(zip(names, self._read(dataset, int(unique[0]), row_ids, offsets, names)))
         parts: dict[str, list[pa.Array]] = {n: [] for n in names}
         placed = []
         for fragment_id in unique:
             chosen = np.flatnonzero(fragment_ids == fragment_id)
-            for n, array in zip(names, self._fragment(dataset, int(fragment_id), names).take(offsets[chosen], names)):
+            for n, array in zip(names, self._read(dataset, int(fragment_id), row_ids[chosen], offsets[chosen], names)):
                 parts[n].append(array)
             placed.append(chosen)
         order = pa.array(np.argsort(np.concatenate(placed), kind="stable"))
         return {n: pa.concat_arrays(parts[n]).take(order) for n in names}
 
+    def held(self, dataset: Any, row_ids: np.ndarray, names: Sequence[str]) -> dict[str, pa.Array] | None:
+        """``names`` of the rows ``row_ids`` if every fragment they are in holds them already, else
+        None: columns that are held only once loaded on purpose (``load``), never on demand."""
+        if not names:
+            return {}
+        fragment_ids = np.unique(np.asarray(row_ids, dtype=np.uint64) >> np.uint64(32)).tolist()
+        for fragment_id in fragment_ids:
+            fragment = dataset.get_fragment(fragment_id)
+            held = self._fragments.get(fragment_id)
+            if (fragment is None or held is None or held.files != _files(fragment)
+                    or not all(n in held.columns for n in names)):
+                return None
+        return self.gather(dataset, row_ids, names)
+
     def load(self, dataset: Any, names: Sequence[str]) -> int:
         """Load ``names`` of every fragment of ``dataset`` now; answers the bytes held."""
         for fragment in dataset.get_fragments():
-            self._fragment(dataset, fragment.fragment_id, names)
+            self._load(fragment, _files(fragment), names)
         return self.nbytes()
 
     def prune(self, dataset: Any) -> None:
-        """Let go of fragments ``dataset`` no longer has, once many are held."""
-        if len(self._fragments) <= self._prune_at:
+        """Let go of fragments ``dataset`` (a new version) no longer has: once many are held, and
+        every ``_PRUNE_EVERY`` versions in any case, so the rows of fragments another process
+        compacted away (a purge, say) are not kept in memory long. Listing the fragments costs
+        about 2 ms per 1,500 of them, so it is not done at every version."""
+        self._versions_since_prune += 1
+        if len(self._fragments) <= self._prune_at and self._versions_since_prune < _PRUNE_EVERY:
             return
         live = {f.fragment_id for f in dataset.get_fragments()}
         with self._lock:
             for fragment_id in [f for f in self._fragments if f not in live]:
                 del self._fragments[fragment_id]
-            # A table of many small fragments is not listed again at every version.
+            self._touches = {f: n for f, n in self._touches.items() if f in live}
             self._prune_at = max(_PRUNE_AT, 2 * len(self._fragments))
+            self._versions_since_prune = 0
 
     def nbytes(self) -> int:
         return sum(a.nbytes for f in list(self._fragments.values()) for a in f.columns.values())
@@ -137,3 +177,4 @@ class ResidentColumns:
     def clear(self) -> None:
         with self._lock:
             self._fragments.clear()
+            self._touches.clear()

@@ -5,6 +5,7 @@ and a take must say exactly what the table's files say for that row in that vers
 from __future__ import annotations
 
 from datetime import timedelta
+from unittest import mock
 
 import lance
 import numpy as np
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from memory_core.config import LANCE_THREADS_ENV, lance_compute_threads
 from memory_core.projection import index_rows
 from memory_core.store.lance_index import LEG_COLUMNS, LanceIndex, namespace_key, schema
+from memory_core.store import lance_resident
 from memory_core.store.lance_read import HIT_COLUMNS, DERIVED_COLUMNS, IndexSnapshot, ResidentColumns
 from tests.conftest import T0
 
@@ -62,13 +64,21 @@ def _check(index: LanceIndex) -> None:
     assert taken == [{c: truth[i][c] for c in HIT_COLUMNS} for i in ids]
 
 
-operations = st.lists(st.sampled_from(["append", "update", "delete", "compact", "overwrite"]), min_size=1, max_size=7)
+operations = st.lists(st.sampled_from(["append", "update", "delete", "compact", "overwrite", "prewarm"]),
+                      min_size=1, max_size=7)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ops=operations)
-def test_leg_rows_and_takes_say_what_the_files_say_after_any_writes(tmp_path_factory, ops):
-    index = LanceIndex(tmp_path_factory.mktemp("resident"), "test", DIM)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=operations, eager_rows=st.sampled_from([65_536, 6]))
+def test_leg_rows_and_takes_say_what_the_files_say_after_any_writes(tmp_path_factory, ops, eager_rows):
+    """With ``eager_rows`` 6, a 12-row fragment is read from the files for its first reads and
+    held after, while small appends are held at once: one search mixes both."""
+    with mock.patch.multiple(lance_resident, _EAGER_ROWS=eager_rows, _LOAD_AFTER=4):
+        _check_after(tmp_path_factory.mktemp("resident"), ops)
+
+
+def _check_after(folder, ops) -> None:
+    index = LanceIndex(folder, "test", DIM)
     index.replace_all(_rows(range(12), generation=0, seed=0))
     next_id, generation = 12, 0
     _check(index)
@@ -88,6 +98,8 @@ def test_leg_rows_and_takes_say_what_the_files_say_after_any_writes(tmp_path_fac
             generation += 1
             index.replace_all(_rows(range(next_id, next_id + 9), generation, seed=step))
             next_id += 9
+        elif op == "prewarm":  # the wide columns of a hit too, for the fragments there are now
+            index.prewarm()
         _check(index)
 
 
@@ -111,13 +123,33 @@ def test_a_table_made_anew_is_not_read_from_the_fragments_held_for_the_old_one(t
         lance.write_dataset(_rows(range(6), generation, seed=generation), path)
         snapshot = IndexSnapshot(lance.dataset(path), resident)
         assert [f.fragment_id for f in snapshot.dataset.get_fragments()] == [0]
+        if generation == 0:  # held with a hit's wide columns, as prewarm holds them
+            resident.load(snapshot.dataset, ["fact_id", "key", "text"])
         truth = _truth(snapshot)
+        ids = sorted(truth)  # a held column alone, before any leg reads the fragment again
+        assert snapshot.take(ids, ["key"]) == [{"key": truth[i]["key"]} for i in ids]
         rows = snapshot.fts_search("river cat piano flat job dog walk lessons", f"namespace = '{NAMESPACE}'", 10,
                                    [*LEG_COLUMNS, "observed_at"])
         assert len(rows) == 6
         assert all(r["invalid_at"] == truth[r["_rowid"]]["invalid_at"] for r in rows)
-        assert snapshot.take([r["_rowid"] for r in rows], ["version_id"]) == [
-            {"version_id": f"version_id-{r['fact_id'][1:]}-{generation}"} for r in rows]
+        assert snapshot.take([r["_rowid"] for r in rows], ["version_id", "key"]) == [
+            {"version_id": f"version_id-{r['fact_id'][1:]}-{generation}", "key": f"key-{r['fact_id'][1:]}-{generation}"}
+            for r in rows]
+
+
+def test_a_large_fragment_is_read_from_the_files_until_searches_keep_coming_back(tmp_path, monkeypatch):
+    """A one-off search on a large home reads its rows; a process that keeps searching holds
+    the fragment after ``_LOAD_AFTER`` reads. Answers alike either way."""
+    monkeypatch.setattr(lance_resident, "_EAGER_ROWS", 8)
+    monkeypatch.setattr(lance_resident, "_LOAD_AFTER", 5)
+    index = LanceIndex(tmp_path, "test", DIM)
+    index.replace_all(_rows(range(12), generation=0, seed=0))
+    index.add(_rows(range(12, 15), generation=0, seed=1))
+    resident = index._source.resident
+    _check(index)  # two legs and a take: three reads of the large fragment
+    assert sorted(resident._fragments) == [1]  # only the small one
+    _check(index)
+    assert sorted(resident._fragments) == [0, 1]
 
 
 def test_prewarm_holds_the_columns_of_every_fragment(tmp_path):
@@ -129,6 +161,15 @@ def test_prewarm_holds_the_columns_of_every_fragment(tmp_path):
     assert index.prewarm() > 0
     assert sorted(resident._fragments) == [f.fragment_id for f in index.snapshot().dataset.get_fragments()]
     _check(index)
+    snapshot = index.snapshot()
+    truth = _truth(snapshot)
+    ids = list(truth)[::-2]
+
+    def no_file_reads(*args, **kwargs):
+        raise AssertionError("a take after prewarm read the files")
+
+    snapshot.dataset._take_rows = no_file_reads  # every column of a hit is held now
+    assert snapshot.take(ids, HIT_COLUMNS) == [{c: truth[i][c] for c in HIT_COLUMNS} for i in ids]
 
 
 def test_a_table_with_stable_row_ids_is_read_through_the_query(tmp_path):
