@@ -294,9 +294,10 @@ class LanceIndex:
                 read_at: IndexSnapshot | None = None) -> None:
         """Complete leg rows, in place, with ``columns`` (default every column but the vector),
         taken by row id from the latest version. When that is still ``read_at``, the version the
-        rows were found in, their row ids name them. Otherwise a row id that no longer names its
-        fact (the table was compacted in between) is looked up again by fact id; a fact gone from
-        the index (deleted in between) keeps its leg row and is marked ``_gone``."""
+        rows were found in, their row ids name them. Otherwise each row is replaced by its fact's
+        latest row, time and status included: a row id that no longer names its fact (the table
+        was compacted in between) is looked up again by fact id; a fact gone from the index
+        (deleted in between) keeps its leg row and is marked ``_gone``."""
         pending = [r for r in rows if "value_json" not in r]
         snapshot = self.snapshot() if pending else None
         if snapshot is None:
@@ -306,6 +307,7 @@ class LanceIndex:
             for row, full in zip(pending, snapshot.take([r["_rowid"] for r in pending], rest)):
                 row.update((n, full[n]) for n in rest if n not in row)
             return
+        rest = list(dict.fromkeys([*rest, "status", *SPAN_COLUMNS]))  # what the last check reads, as it is now
         try:  # read from the files, not memory: a row deleted since is left out, not answered
             taken = snapshot.take([r["_rowid"] for r in pending], ["fact_id", *rest], resident=False)
         except (OSError, ValueError):  # a row id of a compacted fragment
@@ -319,7 +321,7 @@ class LanceIndex:
             if full is None:
                 row["_gone"] = True
             else:
-                row.update((n, full[n]) for n in rest if n not in row)
+                row.update((n, full[n]) for n in rest)
 
     def heads(self) -> dict[str, tuple[str, str]]:
         """fact_id → (version_id, status) for every row: what consistency checks compare."""

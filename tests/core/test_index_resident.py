@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from memory_core.config import LANCE_THREADS_ENV, lance_compute_threads
 from memory_core.projection import index_rows
-from memory_core.store.lance_index import LEG_COLUMNS, LanceIndex, namespace_key, schema
+from memory_core.store.lance_index import LEG_COLUMNS, LanceIndex, micros, namespace_key, schema
 from memory_core.store import lance_resident
 from memory_core.store.lance_read import HIT_COLUMNS, DERIVED_COLUMNS, IndexSnapshot, ResidentColumns
 from tests.conftest import T0
@@ -196,12 +196,15 @@ def test_a_write_between_the_legs_and_the_take_is_seen_by_the_take(tmp_path):
     legs = snapshot.fts_search("river cat piano flat job dog walk lessons", f"namespace = '{NAMESPACE}'", 20,
                                LEG_COLUMNS)
     assert len(legs) == 8
+    legs_invalid_at = {r["fact_id"]: r["invalid_at"] for r in legs}
     index.delete_facts(["f1"])
     index.upsert(_rows([2], generation=1, seed=1))
     index.hydrate(legs, HIT_COLUMNS, read_at=snapshot)
     by_id = {r["fact_id"]: r for r in legs}
     assert by_id["f1"].get("_gone") and not by_id["f3"].get("_gone")
     assert by_id["f2"]["key"] == "key-2-1" and by_id["f3"]["key"] == "key-3-0"
+    # the changed fact's time is its new row's, not the one its leg row was found with
+    assert by_id["f2"]["invalid_at"] == micros(T0 + timedelta(days=2)) != legs_invalid_at["f2"]
     fresh = index.snapshot().fts_search("river cat piano flat job dog walk lessons", f"namespace = '{NAMESPACE}'", 20, LEG_COLUMNS)
     index.hydrate(fresh, HIT_COLUMNS, read_at=index.snapshot())  # nothing written since: from memory
     assert {r["fact_id"]: r["key"] for r in fresh} == {f"f{i}": f"key-{i}-{1 if i == 2 else 0}"
