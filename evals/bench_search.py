@@ -31,7 +31,7 @@ from memory_core.model import Kind
 from memory_core.retrieval.pipeline import search
 from memory_core.retrieval.recipes import get_recipe
 from memory_core.retrieval.types import SearchRequest
-from memory_core.store.lance_index import DERIVED_COLUMNS, LanceIndex, micros, namespace_key, schema
+from memory_core.store.lance_index import DERIVED_COLUMNS, VECTOR_INDEX_MIN_ROWS, LanceIndex, micros, namespace_key, schema
 from memory_core.store.lance_read import SPAN_COLUMNS, live_spans
 
 SUBJECTS = ["Ana", "Bo", "Chidi", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kemal", "Lena"]
@@ -108,7 +108,7 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
     write_s = time.perf_counter() - started
     started = time.perf_counter()
     index.build_scalar_indexes()
-    if n >= 50_000:
+    if n >= VECTOR_INDEX_MIN_ROWS:  # as optimize() does
         index.build_vector_index()
     build_s = time.perf_counter() - started
     started = time.perf_counter()
