@@ -104,9 +104,9 @@ def _timed(name: str, timings: dict[str, float], fn: Callable[[], list[dict[str,
 
 def _admissible_top(run: Callable[[str, int], list[dict[str, Any]]], where: Where, pool: int, k: int,
                     admissible: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
-    """Up to ``pool`` rows of a leg live in time, best first: fetched under the narrow filter and
-    checked here; fetched wider, then under the full filter, while fewer than ``k`` survived and
-    the fetch may have stopped short of others."""
+    """Up to ``pool`` rows of a leg that pass its check, best first: fetched under the narrow
+    filter and checked here; fetched wider, then under the full filter, while fewer than ``k``
+    survived and the fetch may have stopped short of others."""
     for limit in (pool, pool * WIDEN):
         rows = run(where.narrow, limit)
         kept = [r for r in rows if admissible(r)]

@@ -312,7 +312,10 @@ class LanceIndex:
             taken = snapshot.take([r["_rowid"] for r in pending], ["fact_id", *rest], resident=False)
         except (OSError, ValueError):  # a row id of a compacted fragment
             taken = []
-        found = {r["fact_id"]: r for r, want in zip(taken, pending) if r["fact_id"] == want["fact_id"]}
+        # By fact id, not by place: a row deleted since is left out of the take, and the rows after
+        # it would no longer line up with the rows asked for.
+        wanted = {r["fact_id"] for r in pending}
+        found = {r["fact_id"]: r for r in taken if r["fact_id"] in wanted}
         missing = [r["fact_id"] for r in pending if r["fact_id"] not in found]
         if missing:
             found.update((r["fact_id"], r) for r in snapshot.rows_where(fact_ids_in(missing), ["fact_id", *rest]))

@@ -113,7 +113,8 @@ class IndexSnapshot:
         found: dict[str, Any] = {}
         if resident and self._resident is not None:
             found.update(self._resident.gather(self.dataset, ids, [c for c in columns if c in RESIDENT_COLUMNS]))
-            found.update(self._resident.held(self.dataset, ids, [c for c in columns if c not in found]) or {})
+            wide = [c for c in columns if c not in found]
+            found.update(self._resident.gather(self.dataset, ids, wide, on_demand=False) or {})
         rest = [c for c in columns if c not in found]
         if rest:
             table = self.dataset._take_rows(ids.tolist(), columns=rest)

@@ -99,7 +99,7 @@ class ResidentColumns:
             return held
 
     def _read(self, dataset: Any, fragment_id: int, row_ids: np.ndarray, offsets: np.ndarray,
-              names: Sequence[str]) -> list[pa.Array]:
+              names: Sequence[str], on_demand: bool) -> list[pa.Array] | None:
         fragment = dataset.get_fragment(fragment_id)
         if fragment is None:
             raise LookupError(f"fragment {fragment_id} is not in version {dataset.version}")
@@ -107,6 +107,8 @@ class ResidentColumns:
         held = self._fragments.get(fragment_id)
         if held is not None and held.files == files and all(n in held.columns for n in names):
             return held.take(offsets, names)
+        if not on_demand:
+            return None
         touches = self._touches[fragment_id] = self._touches.get(fragment_id, 0) + 1
         if fragment.metadata.physical_rows <= _EAGER_ROWS or touches >= _LOAD_AFTER:
             return self._load(fragment, files, names).take(offsets, names)
@@ -114,40 +116,29 @@ class ResidentColumns:
         table = dataset._take_rows(row_ids.tolist(), columns=list(names))
         return [table.column(n).combine_chunks() for n in names]
 
-    def gather(self, dataset: Any, row_ids: np.ndarray, names: Sequence[str]) -> dict[str, pa.Array]:
+    def gather(self, dataset: Any, row_ids: np.ndarray, names: Sequence[str], *,
+               on_demand: bool = True) -> dict[str, pa.Array] | None:
         """``names`` of the rows ``row_ids`` (addresses in ``dataset``, rows it has), in the order
-        asked."""
+        asked. ``on_demand``: a fragment not held is loaded or read from the files (the narrow
+        columns); otherwise the answer is None unless every fragment holds ``names`` already
+        (the wide columns, held only once ``load`` was asked for them)."""
         row_ids = np.asarray(row_ids, dtype=np.uint64)
         if not len(row_ids) or not names:
             return {n: pa.array([], type=dataset.schema.field(n).type) for n in names}
         fragment_ids = (row_ids >> np.uint64(32)).astype(np.int64)
         offsets = (row_ids & np.uint64(0xFFFFFFFF)).astype(np.int64)
-        unique = np.unique(fragment_ids)
-        if len(unique) == 1:
-            return dict(zip(names, self._read(dataset, int(unique[0]), row_ids, offsets, names)))
         parts: dict[str, list[pa.Array]] = {n: [] for n in names}
         placed = []
-        for fragment_id in unique:
+        for fragment_id in np.unique(fragment_ids):
             chosen = np.flatnonzero(fragment_ids == fragment_id)
-            for n, array in zip(names, self._read(dataset, int(fragment_id), row_ids[chosen], offsets[chosen], names)):
+            arrays = self._read(dataset, int(fragment_id), row_ids[chosen], offsets[chosen], names, on_demand)
+            if arrays is None:
+                return None
+            for n, array in zip(names, arrays):
                 parts[n].append(array)
             placed.append(chosen)
         order = pa.array(np.argsort(np.concatenate(placed), kind="stable"))
         return {n: pa.concat_arrays(parts[n]).take(order) for n in names}
-
-    def held(self, dataset: Any, row_ids: np.ndarray, names: Sequence[str]) -> dict[str, pa.Array] | None:
-        """``names`` of the rows ``row_ids`` if every fragment they are in holds them already, else
-        None: columns that are held only once loaded on purpose (``load``), never on demand."""
-        if not names:
-            return {}
-        fragment_ids = np.unique(np.asarray(row_ids, dtype=np.uint64) >> np.uint64(32)).tolist()
-        for fragment_id in fragment_ids:
-            fragment = dataset.get_fragment(fragment_id)
-            held = self._fragments.get(fragment_id)
-            if (fragment is None or held is None or held.files != _files(fragment)
-                    or not all(n in held.columns for n in names)):
-                return None
-        return self.gather(dataset, row_ids, names)
 
     def load(self, dataset: Any, names: Sequence[str]) -> int:
         """Load ``names`` of every fragment of ``dataset`` now; answers the bytes held."""
