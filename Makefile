@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export DAGSTER_HOME := $(CURDIR)/.dagster
 export MEMCORE_HOME ?= $(CURDIR)/.memory
 
-.PHONY: run test test-slow ui install clean chromium screenshots
+.PHONY: run test lint test-slow ui install clean chromium screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,13 @@ $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 	$(BIN)/python -m assets.run
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium lint
 	$(BIN)/python -m pytest -q
+
+# Formatting and lint rules (ruff), then the import contracts between the layers (import-linter).
+lint: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
 
 # Headless Chromium for the notebook checks: Debian's package, installed when missing and possible.
 chromium:

@@ -6,6 +6,7 @@ an entity of type `guide`, so its chunks join the entity graph and are found by 
 No `from __future__ import annotations` here: Dagster reads config and resource types from
 the live annotations.
 """
+
 from pathlib import Path
 
 import dagster as dg
@@ -20,14 +21,18 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 class DocumentsConfig(dg.Config):
     tenant: str = "docs-demo"
-    folder: str = ""   # empty: the project's docs/
+    folder: str = ""  # empty: the project's docs/
 
 
-@dg.asset(group_name="bitemporal", pool=STORE_POOL,
-          description="The project's guides (docs/*.md) stored as documents in the tenant scope of a demo tenant: "
-                      "chunked by heading, searchable as kind document, each an entity of type guide in the graph.")
-def guide_documents(context: dg.AssetExecutionContext, config: DocumentsConfig,
-                    memory_home: MemoryHomeResource) -> dg.MaterializeResult:
+@dg.asset(
+    group_name="bitemporal",
+    pool=STORE_POOL,
+    description="The project's guides (docs/*.md) stored as documents in the tenant scope of a demo tenant: "
+    "chunked by heading, searchable as kind document, each an entity of type guide in the graph.",
+)
+def guide_documents(
+    context: dg.AssetExecutionContext, config: DocumentsConfig, memory_home: MemoryHomeResource
+) -> dg.MaterializeResult:
     folder = Path(config.folder) if config.folder else DOCS
     files = sorted(folder.glob("*.md"))
     if not files:
@@ -37,10 +42,20 @@ def guide_documents(context: dg.AssetExecutionContext, config: DocumentsConfig,
     with memory_home.open() as memory:
         tool = memory.for_run(Identity(tenant=config.tenant, user="librarian", admin=True), origin="assets.documents")
         for path in files:
-            result = tool.doc_put(path.stem, path.read_text(encoding="utf-8"), scope="tenant",
-                                  metadata={"subject": path.stem, "entity_type": "guide", "fact_class": "guide"})
+            result = tool.doc_put(
+                path.stem,
+                path.read_text(encoding="utf-8"),
+                scope="tenant",
+                metadata={"subject": path.stem, "entity_type": "guide", "fact_class": "guide"},
+            )
             rows.append((path.name, result.details["chunks"], result.verdict))
         linked = len(tool.graph_recall(files[0].stem, scope="tenant").documents)
     table = "\n".join(["| file | chunks | verdict |", "|---|---:|---|"] + [f"| {f} | {c} | {v} |" for f, c, v in rows])
-    return dg.MaterializeResult(metadata={"documents": len(rows), "chunks": sum(c for _, c, _ in rows),
-                                          "chunks_in_graph_for_first": linked, "table": dg.MetadataValue.md(table)})
+    return dg.MaterializeResult(
+        metadata={
+            "documents": len(rows),
+            "chunks": sum(c for _, c, _ in rows),
+            "chunks_in_graph_for_first": linked,
+            "table": dg.MetadataValue.md(table),
+        }
+    )

@@ -1,4 +1,5 @@
 """Evaluation assets: LoCoMo recall@k, stored in DuckDB and written as a Markdown report with a plot."""
+
 from pathlib import Path
 
 import dagster as dg
@@ -18,77 +19,128 @@ class LocomoConfig(dg.Config):
 
 
 @dg.asset(group_name="evals", description="LoCoMo dialog-level evidence recall@k per retriever and category.")
-def locomo_recall(context: dg.AssetExecutionContext, config: LocomoConfig,
-                  memory_home: MemoryHomeResource) -> dg.MaterializeResult:
+def locomo_recall(
+    context: dg.AssetExecutionContext, config: LocomoConfig, memory_home: MemoryHomeResource
+) -> dg.MaterializeResult:
     out = memory_home.path / "reports" / "locomo"
     try:
-        doc = evaluate(config.data or None, shared_root(), out, memory_home.path / "models",
-                       parse_specs(config.runs), config.limit or None, progress=context.log.info)
+        doc = evaluate(
+            config.data or None,
+            shared_root(),
+            out,
+            memory_home.path / "models",
+            parse_specs(config.runs),
+            config.limit or None,
+            progress=context.log.info,
+        )
     except LocomoNotFound as exc:
         context.log.warning(f"skipped: {exc}. Set the asset's `data` config or MEMCORE_SHARED to run it.")
         return dg.MaterializeResult(metadata={"skipped": True, "reason": str(exc)})
     # The result table lives in DuckDB beside the report (its own file: evals never write the memory store).
     with duckdb.connect(str(out / "evals.duckdb")) as con:
         rows = doc["results"]
-        con.execute("CREATE OR REPLACE TABLE locomo_recall (name VARCHAR, embedder VARCHAR, recipe VARCHAR, "
-                    "questions INTEGER, r5 DOUBLE, r10 DOUBLE, r25 DOUBLE, r50 DOUBLE)")
-        con.executemany("INSERT INTO locomo_recall VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [[r["name"], r["embedder"], r["recipe"], r["questions"], r["r@5"], r["r@10"], r["r@25"],
-                          r["r@50"]] for r in rows])
+        con.execute(
+            "CREATE OR REPLACE TABLE locomo_recall (name VARCHAR, embedder VARCHAR, recipe VARCHAR, "
+            "questions INTEGER, r5 DOUBLE, r10 DOUBLE, r25 DOUBLE, r50 DOUBLE)"
+        )
+        con.executemany(
+            "INSERT INTO locomo_recall VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                [r["name"], r["embedder"], r["recipe"], r["questions"], r["r@5"], r["r@10"], r["r@25"], r["r@50"]]
+                for r in rows
+            ],
+        )
     report = Path(doc["report"]).read_text()
-    return dg.MaterializeResult(metadata={
-        "data_file": doc["data_file"], "licence": doc["licence"], "conversations": doc["conversations"],
-        **{f"{r['name']} r@10": r["r@10"] for r in rows},
-        "report": dg.MetadataValue.md(report.replace("![recall@k](locomo_recall.png)", "")),
-        "report_path": dg.MetadataValue.path(doc["report"]),
-        "plot": dg.MetadataValue.path(doc["plot"]),
-        "results_table": dg.MetadataValue.path(str(out / "evals.duckdb")),
-    })
+    return dg.MaterializeResult(
+        metadata={
+            "data_file": doc["data_file"],
+            "licence": doc["licence"],
+            "conversations": doc["conversations"],
+            **{f"{r['name']} r@10": r["r@10"] for r in rows},
+            "report": dg.MetadataValue.md(report.replace("![recall@k](locomo_recall.png)", "")),
+            "report_path": dg.MetadataValue.path(doc["report"]),
+            "plot": dg.MetadataValue.path(doc["plot"]),
+            "results_table": dg.MetadataValue.path(str(out / "evals.duckdb")),
+        }
+    )
 
 
-@dg.asset(group_name="evals", description="Per-span versus whole-batch extraction on coreference items (MuDoCo and "
-                                          "a synthetic set): accuracy with bootstrap intervals and McNemar's exact test.")
+@dg.asset(
+    group_name="evals",
+    description="Per-span versus whole-batch extraction on coreference items (MuDoCo and "
+    "a synthetic set): accuracy with bootstrap intervals and McNemar's exact test.",
+)
 def coref_mcnemar(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
     from evals.coref import run, table_markdown
 
     doc = run(None, shared_root(), memory_home.path / "reports" / "coref", progress=context.log.info)
     tables = doc["tables"]
     headline = tables.get("mudoco:all") or tables["synthetic"]
-    return dg.MaterializeResult(metadata={
-        "per_span_accuracy": headline["per_span"]["accuracy"], "whole_batch_accuracy": headline["whole_batch"]["accuracy"],
-        "mcnemar_p": headline["mcnemar_p"], "items": headline["items"],
-        "mudoco": "skipped: " + doc["mudoco_skipped"] if doc["mudoco_skipped"] else "read",
-        "table": dg.MetadataValue.md(table_markdown(tables)), "report": dg.MetadataValue.path(doc["report"])})
+    return dg.MaterializeResult(
+        metadata={
+            "per_span_accuracy": headline["per_span"]["accuracy"],
+            "whole_batch_accuracy": headline["whole_batch"]["accuracy"],
+            "mcnemar_p": headline["mcnemar_p"],
+            "items": headline["items"],
+            "mudoco": "skipped: " + doc["mudoco_skipped"] if doc["mudoco_skipped"] else "read",
+            "table": dg.MetadataValue.md(table_markdown(tables)),
+            "report": dg.MetadataValue.path(doc["report"]),
+        }
+    )
 
 
-@dg.asset(group_name="evals", description="Share of LoCoMo's per-session observations the extractor recovers, "
-                                          "matched at a calibrated embedding threshold.")
-def extraction_observation_recall(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource,
-                                  embedder: EmbedderResource) -> dg.MaterializeResult:
+@dg.asset(
+    group_name="evals",
+    description="Share of LoCoMo's per-session observations the extractor recovers, "
+    "matched at a calibrated embedding threshold.",
+)
+def extraction_observation_recall(
+    context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
+) -> dg.MaterializeResult:
     from evals.observations import run, table_markdown
 
     try:
-        doc = run(None, shared_root(), memory_home.path / "reports" / "observations", memory_home.path / "models",
-                  embedder=embedder.name, progress=context.log.info)
+        doc = run(
+            None,
+            shared_root(),
+            memory_home.path / "reports" / "observations",
+            memory_home.path / "models",
+            embedder=embedder.name,
+            progress=context.log.info,
+        )
     except LocomoNotFound as exc:
         context.log.warning(f"skipped: {exc}")
         return dg.MaterializeResult(metadata={"skipped": True, "reason": str(exc)})
     rules = doc["results"][0]
-    return dg.MaterializeResult(metadata={
-        "tau": doc["calibration"]["tau"], "calibration": dg.MetadataValue.json(doc["calibration"]),
-        "rules_recall": rules["recall"], "table": dg.MetadataValue.md(table_markdown(doc["results"])),
-        "report": dg.MetadataValue.path(doc["report"]), "licence": doc["licence"]})
+    return dg.MaterializeResult(
+        metadata={
+            "tau": doc["calibration"]["tau"],
+            "calibration": dg.MetadataValue.json(doc["calibration"]),
+            "rules_recall": rules["recall"],
+            "table": dg.MetadataValue.md(table_markdown(doc["results"])),
+            "report": dg.MetadataValue.path(doc["report"]),
+            "licence": doc["licence"],
+        }
+    )
 
 
-@dg.asset(group_name="evals", description="The conflict resolver's judge on labelled pairs: precision per confidence "
-                                          "band, a reliability diagram, thresholds for a target precision.")
+@dg.asset(
+    group_name="evals",
+    description="The conflict resolver's judge on labelled pairs: precision per confidence "
+    "band, a reliability diagram, thresholds for a target precision.",
+)
 def resolver_calibration(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
     from evals.resolver_calibration import report_markdown, run, sentences
 
     doc = run(None, shared_root(), memory_home.path / "reports" / "resolver", progress=context.log.info)
-    return dg.MaterializeResult(metadata={
-        "pairs": doc["pairs"], "labels": dg.MetadataValue.json(doc["labels"]),
-        "retire_threshold": str(doc["retire_threshold"]), "flag_threshold": str(doc["flag_threshold"]),
-        "findings": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences(doc))),
-        "report": dg.MetadataValue.md(report_markdown(doc).replace("![reliability](resolver_reliability.png)", "")),
-        "reliability": dg.MetadataValue.path(doc["plot"])})
+    return dg.MaterializeResult(
+        metadata={
+            "pairs": doc["pairs"],
+            "labels": dg.MetadataValue.json(doc["labels"]),
+            "retire_threshold": str(doc["retire_threshold"]),
+            "flag_threshold": str(doc["flag_threshold"]),
+            "findings": dg.MetadataValue.md("\n".join(f"- {s}" for s in sentences(doc))),
+            "report": dg.MetadataValue.md(report_markdown(doc).replace("![reliability](resolver_reliability.png)", "")),
+            "reliability": dg.MetadataValue.path(doc["plot"]),
+        }
+    )

@@ -4,6 +4,7 @@ a cursor-based sensor launches whenever new work is queued.
 No `from __future__ import annotations` here: Dagster reads config and resource types from
 the live annotations.
 """
+
 import dagster as dg
 
 from .resources import EmbedderResource, LLMResource, MemoryHomeResource
@@ -11,22 +12,31 @@ from .timeline import STORE_POOL
 
 
 class DrainConfig(dg.Config):
-    batches: int = 20        # leases taken per run, each of up to `limit` jobs
+    batches: int = 20  # leases taken per run, each of up to `limit` jobs
     limit: int = 8
     lease_s: float = 300.0
 
 
-@dg.asset(group_name="extraction", pool=STORE_POOL,
-          description="Run queued extraction and harvest jobs (set_from_messages and the consolidator) until "
-                      "none is due; a job whose worker died is taken again once its lease runs out.")
-def extraction_queue_drain(context: dg.AssetExecutionContext, config: DrainConfig, memory_home: MemoryHomeResource,
-                           embedder: EmbedderResource, llm: LLMResource) -> dg.MaterializeResult:
+@dg.asset(
+    group_name="extraction",
+    pool=STORE_POOL,
+    description="Run queued extraction and harvest jobs (set_from_messages and the consolidator) until "
+    "none is due; a job whose worker died is taken again once its lease runs out.",
+)
+def extraction_queue_drain(
+    context: dg.AssetExecutionContext,
+    config: DrainConfig,
+    memory_home: MemoryHomeResource,
+    embedder: EmbedderResource,
+    llm: LLMResource,
+) -> dg.MaterializeResult:
     totals = {"claimed": 0, "done": 0, "failed": 0, "waiting": 0, "lease_lost": 0}
     with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
         memory.extractor = llm.extractor()
         for _ in range(config.batches):
-            counts = memory.run_extraction_queue(worker=f"dagster-{context.run.run_id[:8]}", limit=config.limit,
-                                                 lease_s=config.lease_s)
+            counts = memory.run_extraction_queue(
+                worker=f"dagster-{context.run.run_id[:8]}", limit=config.limit, lease_s=config.lease_s
+            )
             for name, n in counts.items():
                 totals[name] += n
             if counts["claimed"] == 0:
@@ -36,12 +46,16 @@ def extraction_queue_drain(context: dg.AssetExecutionContext, config: DrainConfi
     return dg.MaterializeResult(metadata={**totals, "backlog": dg.MetadataValue.json(backlog)})
 
 
-extraction_job = dg.define_asset_job("extraction_job", selection=[extraction_queue_drain],
-                                     executor_def=dg.in_process_executor)
+extraction_job = dg.define_asset_job(
+    "extraction_job", selection=[extraction_queue_drain], executor_def=dg.in_process_executor
+)
 
 
-@dg.sensor(job=extraction_job, minimum_interval_seconds=30,
-           description="Launches the queue drain when jobs were queued since the last look (cursor: the newest job).")
+@dg.sensor(
+    job=extraction_job,
+    minimum_interval_seconds=30,
+    description="Launches the queue drain when jobs were queued since the last look (cursor: the newest job).",
+)
 def extraction_queue_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
     seen = memory_home.peek(lambda memory: (memory.store.queue_cursor(), memory.store.queue_backlog()))
     if isinstance(seen, dg.SkipReason):
@@ -55,5 +69,8 @@ def extraction_queue_sensor(context: dg.SensorEvaluationContext, memory_home: Me
 
 
 nightly_consolidation = dg.ScheduleDefinition(
-    name="nightly_consolidation", job=extraction_job, cron_schedule="15 3 * * *",
-    description="Consolidate what the day banked: harvested spans and queued extractions left due.")
+    name="nightly_consolidation",
+    job=extraction_job,
+    cron_schedule="15 3 * * *",
+    description="Consolidate what the day banked: harvested spans and queued extractions left due.",
+)

@@ -28,38 +28,56 @@ def placement_corpus(context: dg.AssetExecutionContext, config: PlacementConfig)
     expected: dict[str, int] = {}
     for item in corpus.items:
         expected[item.expected_reason] = expected.get(item.expected_reason, 0) + 1
-    context.add_output_metadata({
-        "items": len(corpus.items), "fingerprint": corpus.fingerprint,
-        "expected_reasons": dg.MetadataValue.md(_table(sorted(expected.items()), ("reason", "items"))),
-    })
+    context.add_output_metadata(
+        {
+            "items": len(corpus.items),
+            "fingerprint": corpus.fingerprint,
+            "expected_reasons": dg.MetadataValue.md(_table(sorted(expected.items()), ("reason", "items"))),
+        }
+    )
     return corpus
 
 
-@dg.asset(group_name="placement", pool=STORE_POOL,
-          description="Each fact written with scope=auto: the k/v row and its graph fact land in the scope the "
-                      "ontology decides (tenant only when nothing is uncertain), in one transaction.")
-def placed_facts(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource,
-                 placement_corpus: PlacementCorpus) -> dict:
+@dg.asset(
+    group_name="placement",
+    pool=STORE_POOL,
+    description="Each fact written with scope=auto: the k/v row and its graph fact land in the scope the "
+    "ontology decides (tenant only when nothing is uncertain), in one transaction.",
+)
+def placed_facts(
+    context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, placement_corpus: PlacementCorpus
+) -> dict:
     with memory_home.open() as memory:
-        report = load_placed(memory, placement_corpus,
-                             progress=lambda n, total: context.log.info(f"placed {n}/{total} facts"))
+        report = load_placed(
+            memory, placement_corpus, progress=lambda n, total: context.log.info(f"placed {n}/{total} facts")
+        )
         counts = memory.store.graph_counts()
-    context.add_output_metadata({
-        "written": report.written,
-        "tenant_scope": report.by_scope.get(Scope.TENANT.value, 0),
-        "user_scope": report.by_scope.get(Scope.USER.value, 0),
-        "mismatches": len(report.mismatches),
-        "halves_apart": len(report.halves_apart),
-        **counts,
-        "by_reason": dg.MetadataValue.md(_table(list(report.by_reason.items()), ("reason", "facts"))),
-    })
+    context.add_output_metadata(
+        {
+            "written": report.written,
+            "tenant_scope": report.by_scope.get(Scope.TENANT.value, 0),
+            "user_scope": report.by_scope.get(Scope.USER.value, 0),
+            "mismatches": len(report.mismatches),
+            "halves_apart": len(report.halves_apart),
+            **counts,
+            "by_reason": dg.MetadataValue.md(_table(list(report.by_reason.items()), ("reason", "facts"))),
+        }
+    )
     return {"mismatches": list(report.mismatches), "halves_apart": list(report.halves_apart)}
 
 
-@dg.asset_check(asset=placed_facts, blocking=True,
-                description="Every fact landed where the corpus says, with its row and graph fact in one scope.")
+@dg.asset_check(
+    asset=placed_facts,
+    blocking=True,
+    description="Every fact landed where the corpus says, with its row and graph fact in one scope.",
+)
 def placement_as_constructed(placed_facts: dict) -> dg.AssetCheckResult:
     mismatches, apart = placed_facts["mismatches"], placed_facts["halves_apart"]
-    return dg.AssetCheckResult(passed=not mismatches and not apart, metadata={
-        "mismatches": len(mismatches), "halves_apart": len(apart),
-        "examples": dg.MetadataValue.json((mismatches + [{"apart": k} for k in apart])[:5])})
+    return dg.AssetCheckResult(
+        passed=not mismatches and not apart,
+        metadata={
+            "mismatches": len(mismatches),
+            "halves_apart": len(apart),
+            "examples": dg.MetadataValue.json((mismatches + [{"apart": k} for k in apart])[:5]),
+        },
+    )

@@ -4,6 +4,7 @@ the scheduled resolver pass (``maintenance/resolver_pass``) has something to jud
 No `from __future__ import annotations` here: Dagster reads config and resource types from
 the live annotations.
 """
+
 from itertools import zip_longest
 
 import dagster as dg
@@ -20,17 +21,21 @@ class ResolverDemoConfig(dg.Config):
     pairs: int = 120
 
 
-@dg.asset(group_name="bitemporal", pool=STORE_POOL,
-          description="Synthetic statement pairs (update / contradiction / compatible by construction), each "
-                      "pair written by one user under two keys, the older first; the write path leaves them "
-                      "(auto_reinforce, threshold 0.99) for the resolver to judge.")
-def resolver_demo_statements(context: dg.AssetExecutionContext, config: ResolverDemoConfig,
-                             memory_home: MemoryHomeResource) -> dg.MaterializeResult:
+@dg.asset(
+    group_name="bitemporal",
+    pool=STORE_POOL,
+    description="Synthetic statement pairs (update / contradiction / compatible by construction), each "
+    "pair written by one user under two keys, the older first; the write path leaves them "
+    "(auto_reinforce, threshold 0.99) for the resolver to judge.",
+)
+def resolver_demo_statements(
+    context: dg.AssetExecutionContext, config: ResolverDemoConfig, memory_home: MemoryHomeResource
+) -> dg.MaterializeResult:
     by_label: dict = {}
     for pair in timeline_pairs():
         by_label.setdefault(pair.label, []).append(pair)
     # Round robin over the labels, so a small workload still holds every kind of pair.
-    pairs = [p for group in zip_longest(*by_label.values()) for p in group if p is not None][:config.pairs]
+    pairs = [p for group in zip_longest(*by_label.values()) for p in group if p is not None][: config.pairs]
     marker = f"resolver_demo:{config.tenant}:{len(pairs)}"
     with memory_home.open() as memory:
         if memory.store.marker(marker):
@@ -39,8 +44,10 @@ def resolver_demo_statements(context: dg.AssetExecutionContext, config: Resolver
         admin.configure(policy="auto_reinforce", conflict_threshold=0.99)
         labels: dict = {}
         for i, pair in enumerate(pairs):
-            tool = memory.for_run(Identity(tenant=config.tenant, user=f"person-{i:04d}", agent="demo",
-                                           session="demo"), origin="assets.resolver_demo")
+            tool = memory.for_run(
+                Identity(tenant=config.tenant, user=f"person-{i:04d}", agent="demo", session="demo"),
+                origin="assets.resolver_demo",
+            )
             tool.set("statement-a", pair.peer)
             tool.set("statement-b", pair.new)
             labels[pair.label] = labels.get(pair.label, 0) + 1

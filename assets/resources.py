@@ -26,7 +26,6 @@ class MemoryHomeResource(dg.ConfigurableResource):
         with Memory.open(self.path, create=not read_only, read_only=read_only, embedder=embedder) as memory:
             yield memory
 
-
     def peek(self, read: Callable[[Memory], Any]) -> Any:
         """For sensors: ``read(memory)`` on the home opened read-only, or a SkipReason when there
         is no home yet or a writer holds it (the sensor looks again next tick)."""
@@ -35,7 +34,7 @@ class MemoryHomeResource(dg.ConfigurableResource):
         try:
             with self.open(read_only=True) as memory:
                 return read(memory)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure to open means: look again next tick
             return dg.SkipReason(f"the memory home is busy ({type(exc).__name__}); will look again")
 
 

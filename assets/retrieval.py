@@ -1,4 +1,5 @@
 """Retrieval: the Lance index over the memory home, and the check that it agrees with the store."""
+
 import dagster as dg
 
 from memory_core.indexing import index_consistency
@@ -7,22 +8,37 @@ from .resources import EmbedderResource, MemoryHomeResource
 from .timeline import STORE_POOL, timeline_memory
 
 
-@dg.asset(group_name="retrieval", pool=STORE_POOL, deps=[timeline_memory],
-          description="The Lance retrieval index (vectors + BM25) rebuilt from the authoritative store.")
-def retrieval_index(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource,
-                    embedder: EmbedderResource) -> None:
+@dg.asset(
+    group_name="retrieval",
+    pool=STORE_POOL,
+    deps=[timeline_memory],
+    description="The Lance retrieval index (vectors + BM25) rebuilt from the authoritative store.",
+)
+def retrieval_index(
+    context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
+) -> None:
     with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
         rows = memory.reindex(progress=lambda n, total: context.log.info(f"indexed {n}/{total} facts"))
         stats = memory.projector.index.optimize()
-        context.add_output_metadata({"rows": rows, "embedder": memory.embedder.name, "dim": memory.embedder.dim,
-                                     "unindexed_rows": stats.get("unindexed_rows", 0)})
+        context.add_output_metadata(
+            {
+                "rows": rows,
+                "embedder": memory.embedder.name,
+                "dim": memory.embedder.dim,
+                "unindexed_rows": stats.get("unindexed_rows", 0),
+            }
+        )
 
 
-@dg.asset_check(asset=retrieval_index, blocking=True,
-                description="No live head missing from the index, no retired head served by it.")
+@dg.asset_check(
+    asset=retrieval_index,
+    blocking=True,
+    description="No live head missing from the index, no retired head served by it.",
+)
 def index_agrees_with_heads(memory_home: MemoryHomeResource, embedder: EmbedderResource) -> dg.AssetCheckResult:
     with memory_home.open(read_only=True, embedder=embedder.build(memory_home.path)) as memory:
         report = index_consistency(memory.store, memory.projector.index, memory.indexable)
-    return dg.AssetCheckResult(passed=report["missing"] == 0 and report["stale"] == 0,
-                               metadata={k: dg.MetadataValue.json(v) if isinstance(v, list) else v
-                                         for k, v in report.items()})
+    return dg.AssetCheckResult(
+        passed=report["missing"] == 0 and report["stale"] == 0,
+        metadata={k: dg.MetadataValue.json(v) if isinstance(v, list) else v for k, v in report.items()},
+    )

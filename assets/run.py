@@ -1,4 +1,5 @@
 """`make run`: materialize the main graph in-process and say where the results are."""
+
 from __future__ import annotations
 
 import json
@@ -16,11 +17,13 @@ def main() -> int:
     instance = dg.DagsterInstance.get()  # DAGSTER_HOME, set by the Makefile
     job = defs.resolve_job_def("main")
     result = job.execute_in_process(
-        instance=instance, raise_on_error=False,
+        instance=instance,
+        raise_on_error=False,
         run_config={"loggers": {"console": {"config": {"log_level": "INFO"}}}},
     )
     failed_checks = [
-        e.asset_check_evaluation_data for e in result.all_events
+        e.asset_check_evaluation_data
+        for e in result.all_events
         if e.event_type_value == "ASSET_CHECK_EVALUATION" and not e.asset_check_evaluation_data.passed
     ]
     summary_path = home / "reports" / "timeline_summary.md"
@@ -31,8 +34,9 @@ def main() -> int:
     print(f"run history : {instance.root_directory}  (browse with `make ui`)")
     for report in sorted((home / "reports").glob("*/*.md")):  # locomo, coref, observations, resolver
         print(f"report      : {report}")
-    print("notebooks   : .venv/bin/marimo edit notebooks/{fact_timeline,eval_report,review_queue}.py -- --home "
-          f"{home}")
+    print(
+        f"notebooks   : .venv/bin/marimo edit notebooks/{{fact_timeline,eval_report,review_queue}}.py -- --home {home}"
+    )
     for event in result.get_asset_materialization_events():
         materialization = event.step_materialization_data.materialization
         if "skipped" in materialization.metadata:

@@ -3,6 +3,7 @@ registers each tenant the store holds as a partition and asks for its report.
 
 No `from __future__ import annotations` here: Dagster reads resource types from the annotations.
 """
+
 import base64
 import io
 
@@ -31,49 +32,78 @@ def _status_plot(counts: dict[str, int], tenant: str) -> bytes:
     return buffer.getvalue()
 
 
-@dg.asset(group_name="bitemporal", partitions_def=tenants,
-          description="One tenant's memory: facts by status, keys and owners per scope, graph, queue and resolver "
-                      "counts, and a plot of facts by status.")
+@dg.asset(
+    group_name="bitemporal",
+    partitions_def=tenants,
+    description="One tenant's memory: facts by status, keys and owners per scope, graph, queue and resolver "
+    "counts, and a plot of facts by status.",
+)
 def tenant_report(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
     tenant = context.partition_key
     with memory_home.open(read_only=True) as memory:
         q = memory.store.query
-        status = {r["status"]: int(r["n"]) for r in q(
-            "SELECT status, count(*) AS n FROM (SELECT status FROM memory_versions WHERE tenant = ? QUALIFY "
-            "row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1) GROUP BY status", [tenant])}
-        scopes = q("SELECT scope, count(DISTINCT owner_id) AS owners, count(DISTINCT key) AS keys FROM memory_versions "
-                   "WHERE tenant = ? GROUP BY scope ORDER BY scope", [tenant])
+        status = {
+            r["status"]: int(r["n"])
+            for r in q(
+                "SELECT status, count(*) AS n FROM (SELECT status FROM memory_versions WHERE tenant = ? QUALIFY "
+                "row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1) GROUP BY status",
+                [tenant],
+            )
+        }
+        scopes = q(
+            "SELECT scope, count(DISTINCT owner_id) AS owners, count(DISTINCT key) AS keys FROM memory_versions "
+            "WHERE tenant = ? GROUP BY scope ORDER BY scope",
+            [tenant],
+        )
         triples = q("SELECT count(*) AS n FROM graph_triples WHERE tenant = ?", [tenant])[0]["n"]
-        queued = q("SELECT count(*) AS n FROM extraction_queue WHERE tenant = ? AND status IN ('pending', 'running')",
-                   [tenant])[0]["n"]
+        queued = q(
+            "SELECT count(*) AS n FROM extraction_queue WHERE tenant = ? AND status IN ('pending', 'running')", [tenant]
+        )[0]["n"]
         owed = q("SELECT count(*) AS n FROM resolver_marks WHERE tenant = ? AND mark = 'owed'", [tenant])[0]["n"]
     png = _status_plot(status or {"none": 0}, tenant)
     path = memory_home.path / "reports" / "tenants" / f"{tenant}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(png)
-    table = "\n".join(["| scope | owners | keys |", "|---|---:|---:|"]
-                      + [f"| {r['scope']} | {r['owners']} | {r['keys']} |" for r in scopes])
-    return dg.MaterializeResult(metadata={
-        **{f"facts_{k}": v for k, v in status.items()}, "graph_triples": int(triples),
-        "extraction_queued": int(queued), "resolver_owed": int(owed), "scopes": dg.MetadataValue.md(table),
-        "plot": dg.MetadataValue.md(f"![facts by status](data:image/png;base64,{base64.b64encode(png).decode()})"),
-        "plot_path": dg.MetadataValue.path(str(path))})
+    table = "\n".join(
+        ["| scope | owners | keys |", "|---|---:|---:|"]
+        + [f"| {r['scope']} | {r['owners']} | {r['keys']} |" for r in scopes]
+    )
+    return dg.MaterializeResult(
+        metadata={
+            **{f"facts_{k}": v for k, v in status.items()},
+            "graph_triples": int(triples),
+            "extraction_queued": int(queued),
+            "resolver_owed": int(owed),
+            "scopes": dg.MetadataValue.md(table),
+            "plot": dg.MetadataValue.md(f"![facts by status](data:image/png;base64,{base64.b64encode(png).decode()})"),
+            "plot_path": dg.MetadataValue.path(str(path)),
+        }
+    )
 
 
-tenant_report_job = dg.define_asset_job("tenant_report_job", selection=[tenant_report],
-                                        executor_def=dg.in_process_executor)
+tenant_report_job = dg.define_asset_job(
+    "tenant_report_job", selection=[tenant_report], executor_def=dg.in_process_executor
+)
 
 
-@dg.sensor(job=tenant_report_job, minimum_interval_seconds=60,
-           description="Registers every tenant of the store as a partition and asks for its report once.")
+@dg.sensor(
+    job=tenant_report_job,
+    minimum_interval_seconds=60,
+    description="Registers every tenant of the store as a partition and asks for its report once.",
+)
 def tenant_partitions_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
-    found = memory_home.peek(lambda memory: [r["tenant"] for r in memory.store.query(
-        "SELECT DISTINCT tenant FROM memory_versions ORDER BY 1")])
+    found = memory_home.peek(
+        lambda memory: [
+            r["tenant"] for r in memory.store.query("SELECT DISTINCT tenant FROM memory_versions ORDER BY 1")
+        ]
+    )
     if isinstance(found, dg.SkipReason):
         return found
     known = set(context.instance.get_dynamic_partitions("tenants"))
     new = [t for t in found if t not in known]
     if not new:
         return dg.SkipReason("no new tenant")
-    return dg.SensorResult(run_requests=[dg.RunRequest(partition_key=t, run_key=f"tenant-{t}") for t in new],
-                           dynamic_partitions_requests=[tenants.build_add_request(new)])
+    return dg.SensorResult(
+        run_requests=[dg.RunRequest(partition_key=t, run_key=f"tenant-{t}") for t in new],
+        dynamic_partitions_requests=[tenants.build_add_request(new)],
+    )

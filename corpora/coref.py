@@ -7,6 +7,7 @@ MuDoCo (``../shared/corpora/mudoco``, CC BY-NC 4.0; facebookresearch/mudoco) sup
 between mentions; the loader reads it from there or from a path the user gives, never copies
 it. The synthetic corpus is built so that every answer is known by construction.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,24 +28,27 @@ class CorpusNotFound(FileNotFoundError):
 
 @dataclass(frozen=True, slots=True)
 class CorefItem:
-    corpus: str          # mudoco:<domain> | synthetic
+    corpus: str  # mudoco:<domain> | synthetic
     dialog_id: str
-    turns: tuple[str, ...]   # the dialog's utterances up to and including the mention's turn
+    turns: tuple[str, ...]  # the dialog's utterances up to and including the mention's turn
     mention: str
-    mention_start: int   # offset of the mention in the last turn
+    mention_start: int  # offset of the mention in the last turn
     antecedents: tuple[str, ...]  # the names (in earlier turns) the mention refers to
 
 
 def locate_mudoco(path: str | Path | None, shared_root: Path) -> Path:
     folder = Path(path) if path else shared_root / "corpora" / "mudoco"
     if not any((folder / f"mudoco_{d}.json").exists() for d in MUDOCO_DOMAINS):
-        raise CorpusNotFound(f"no MuDoCo files (mudoco_<domain>.json) in {folder}; pass --data FOLDER or set "
-                             "MEMCORE_SHARED to the folder holding corpora/mudoco")
+        raise CorpusNotFound(
+            f"no MuDoCo files (mudoco_<domain>.json) in {folder}; pass --data FOLDER or set "
+            "MEMCORE_SHARED to the folder holding corpora/mudoco"
+        )
     return folder
 
 
-def mudoco_items(folder: Path, *, domains: Iterable[str] = MUDOCO_DOMAINS, split: str | None = None,
-                 limit: int | None = None) -> list[CorefItem]:
+def mudoco_items(
+    folder: Path, *, domains: Iterable[str] = MUDOCO_DOMAINS, split: str | None = None, limit: int | None = None
+) -> list[CorefItem]:
     items: list[CorefItem] = []
     for domain in domains:
         path = folder / f"mudoco_{domain}.json"
@@ -68,8 +72,9 @@ def _items_of_chain(corpus: str, dialog_id: str, texts: list[str], chain: list[d
     target = mentions[-1]
     if is_named(target["text"]) or target["text"].casefold() in SPEAKERS:
         return []  # a name resolves itself; I/you name the speakers
-    names = tuple(dict.fromkeys(m["text"] for m in mentions if m["turn_id"] < target["turn_id"]
-                                and is_named(m["text"])))
+    names = tuple(
+        dict.fromkeys(m["text"] for m in mentions if m["turn_id"] < target["turn_id"] and is_named(m["text"]))
+    )
     if not names:
         return []
     last = target["turn_id"]
@@ -88,15 +93,30 @@ def _dedupe(items: list[CorefItem]) -> list[CorefItem]:
 
 # -- the synthetic corpus ----------------------------------------------------------------------
 
-PEOPLE = [("Maya Lopez", "she"), ("Tomas Berg", "he"), ("Ana Costa", "she"), ("Omar Haddad", "he"),
-          ("Lena Fischer", "she"), ("Kenji Sato", "he"), ("Priya Nair", "she"), ("Diego Ruiz", "he")]
+PEOPLE = [
+    ("Maya Lopez", "she"),
+    ("Tomas Berg", "he"),
+    ("Ana Costa", "she"),
+    ("Omar Haddad", "he"),
+    ("Lena Fischer", "she"),
+    ("Kenji Sato", "he"),
+    ("Priya Nair", "she"),
+    ("Diego Ruiz", "he"),
+]
 THINGS = ["Blue Harbor", "Quiet Storm", "Northern Lights", "Golden Hour", "Paper Moon", "Silver Lining"]
-OPENERS = ["I had lunch with {name} today.", "{name} called me this morning.", "Do you remember {name}?",
-           "I ran into {name} at the station."]
+OPENERS = [
+    "I had lunch with {name} today.",
+    "{name} called me this morning.",
+    "Do you remember {name}?",
+    "I ran into {name} at the station.",
+]
 THING_OPENERS = ["Put on {thing} for me.", "I keep humming {thing}.", "Have you heard {thing}?"]
 FILLERS = ["The weather was awful.", "Traffic was slow again.", "Okay.", "That sounds nice.", "Sure thing."]
-FOLLOWS = ["{pron_cap} said the project is finished.", "I think {pron} moved to a new flat.",
-           "Remind me to call {obj} tomorrow."]
+FOLLOWS = [
+    "{pron_cap} said the project is finished.",
+    "I think {pron} moved to a new flat.",
+    "Remind me to call {obj} tomorrow.",
+]
 THING_FOLLOWS = ["Play it again please.", "Add it to my favourites.", "How long is that one?"]
 
 
@@ -109,12 +129,21 @@ def synthetic_items(seed: int = 3, dialogs: int = 200) -> list[CorefItem]:
         person, pron = rng.choice(PEOPLE)
         thing = rng.choice(THINGS)
         if rng.random() < 0.5:  # the mention points at a person; a thing sits in between as a distractor
-            turns = [rng.choice(OPENERS).format(name=person), rng.choice(FILLERS),
-                     rng.choice(THING_OPENERS).format(thing=thing) if rng.random() < 0.3 else rng.choice(FILLERS)]
-            follow = rng.choice(FOLLOWS).format(pron=pron, pron_cap=pron.capitalize(),
-                                                obj="him" if pron == "he" else "her")
-            mention = pron.capitalize() if follow.startswith(pron.capitalize()) else \
-                ("him" if pron == "he" else "her") if "call" in follow else pron
+            turns = [
+                rng.choice(OPENERS).format(name=person),
+                rng.choice(FILLERS),
+                rng.choice(THING_OPENERS).format(thing=thing) if rng.random() < 0.3 else rng.choice(FILLERS),
+            ]
+            follow = rng.choice(FOLLOWS).format(
+                pron=pron, pron_cap=pron.capitalize(), obj="him" if pron == "he" else "her"
+            )
+            mention = (
+                pron.capitalize()
+                if follow.startswith(pron.capitalize())
+                else ("him" if pron == "he" else "her")
+                if "call" in follow
+                else pron
+            )
             answer = person
         else:  # the mention points at a thing; a person sits in between only when it would not mislead
             turns = [rng.choice(THING_OPENERS).format(thing=thing), rng.choice(FILLERS)]

@@ -3,6 +3,7 @@
 Reads the JSON list of samples from ``../shared/corpora/locomo`` or a path the user gives; never
 copies it. Cleans the known defects of the evidence field and counts what it had to drop.
 """
+
 from __future__ import annotations
 
 import json
@@ -58,9 +59,13 @@ class CleaningReport:
     questions_without_evidence: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"evidence_tokens": self.evidence_tokens, "repaired_tokens": self.repaired_tokens,
-                "dropped_tokens": len(self.dropped_tokens), "dropped_examples": self.dropped_tokens[:10],
-                "questions_without_evidence": self.questions_without_evidence}
+        return {
+            "evidence_tokens": self.evidence_tokens,
+            "repaired_tokens": self.repaired_tokens,
+            "dropped_tokens": len(self.dropped_tokens),
+            "dropped_examples": self.dropped_tokens[:10],
+            "questions_without_evidence": self.questions_without_evidence,
+        }
 
 
 def parse_session_date(text: str | None) -> datetime | None:
@@ -100,7 +105,8 @@ def locate(path: str | Path | None, shared_root: Path) -> Path:
     if not candidate.exists():
         raise LocomoNotFound(
             f"LoCoMo data not found at {candidate}; point `memcore eval locomo|observations --data`, the "
-            "asset's `data` config, or MEMCORE_SHARED (the folder holding corpora/) at it")
+            "asset's `data` config, or MEMCORE_SHARED (the folder holding corpora/) at it"
+        )
     return candidate
 
 
@@ -122,10 +128,12 @@ def load_locomo(path: Path) -> tuple[list[Conversation], CleaningReport]:
             evidence = clean_evidence(qa.get("evidence") or [], known, report)
             if not evidence:
                 report.questions_without_evidence += 1
-            questions.append(Question(qa["question"], int(qa["category"]), evidence,
-                                      qa.get("answer", qa.get("adversarial_answer"))))
-        conversations.append(Conversation(sample["sample_id"], (conv["speaker_a"], conv["speaker_b"]),
-                                          tuple(turns), tuple(questions)))
+            questions.append(
+                Question(qa["question"], int(qa["category"]), evidence, qa.get("answer", qa.get("adversarial_answer")))
+            )
+        conversations.append(
+            Conversation(sample["sample_id"], (conv["speaker_a"], conv["speaker_b"]), tuple(turns), tuple(questions))
+        )
     return conversations, report
 
 
@@ -150,9 +158,17 @@ def load_observations(path: Path) -> list[Observation]:
                 continue
             for speaker, facts in by_speaker.items():
                 for fact in facts or []:
-                    text, dia_id = (fact[0], fact[1] if len(fact) > 1 else None) if isinstance(fact, list) \
-                        else (str(fact), None)
+                    text, dia_id = (
+                        (fact[0], fact[1] if len(fact) > 1 else None) if isinstance(fact, list) else (str(fact), None)
+                    )
                     if isinstance(text, str) and text.strip():
-                        out.append(Observation(sample["sample_id"], int(m.group(1)), speaker, text.strip(),
-                                               dia_id if isinstance(dia_id, str) else None))
+                        out.append(
+                            Observation(
+                                sample["sample_id"],
+                                int(m.group(1)),
+                                speaker,
+                                text.strip(),
+                                dia_id if isinstance(dia_id, str) else None,
+                            )
+                        )
     return out

@@ -8,6 +8,7 @@ item is known by construction: ``load_placed`` writes the items with ``scope="au
 
 Until extraction lands, this corpus is what the ``placement`` group places.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,7 +50,7 @@ USERS = ["ana", "bob", "chen"]
 @dataclass(frozen=True, slots=True)
 class PlacementItem:
     user: str
-    grants: str            # full | no_sql_tenant | no_memory_tenant | isolated
+    grants: str  # full | no_sql_tenant | no_memory_tenant | isolated
     subject: str
     subject_type: str
     key: str
@@ -120,8 +121,11 @@ def generate_placement(seed: int = 11, items: int = 120, tenant: str = "placemen
         if relation[0] == subject:  # the graph types the subject of the fact it states
             typed.setdefault(("tenant" if scope == "tenant" else "user:" + user, subject), set()).add(subject_type)
         value = f"{relation[0]} {relation[1]} {relation[2]}"
-        out.append(PlacementItem(user, grants, subject, subject_type, f"{subject_type}:{subject}:{n:04d}", value,
-                                 relation, scope, reason))
+        out.append(
+            PlacementItem(
+                user, grants, subject, subject_type, f"{subject_type}:{subject}:{n:04d}", value, relation, scope, reason
+            )
+        )
     return PlacementCorpus(tenant, ONTOLOGY, tuple(out))
 
 
@@ -151,19 +155,21 @@ class PlacementReport:
     by_reason: dict[str, int]
     by_scope: dict[str, int]
     mismatches: tuple[dict, ...]
-    halves_apart: tuple[str, ...]   # keys whose row and graph fact did not land in one scope
+    halves_apart: tuple[str, ...]  # keys whose row and graph fact did not land in one scope
 
 
-def load_placed(memory: Memory, corpus: PlacementCorpus, *,
-                progress: Callable[[int, int], None] | None = None) -> PlacementReport:
+def load_placed(
+    memory: Memory, corpus: PlacementCorpus, *, progress: Callable[[int, int], None] | None = None
+) -> PlacementReport:
     """Set the ontology (as the tenant's admin) and write every item with ``scope="auto"``.
     A corpus already placed in this home is not written twice: its stored report is returned."""
     marker = f"placement:{corpus.tenant}:{corpus.fingerprint}"
     stored = memory.store.marker(marker)
     if stored is not None:
         body = json.loads(stored)
-        return PlacementReport(body["written"], body["by_reason"], body["by_scope"], tuple(body["mismatches"]),
-                               tuple(body["halves_apart"]))
+        return PlacementReport(
+            body["written"], body["by_reason"], body["by_scope"], tuple(body["mismatches"]), tuple(body["halves_apart"])
+        )
     admin = memory.for_run(Identity(tenant=corpus.tenant, user="admin", admin=True))
     found = admin.ontology_get()
     if found is None or found.markdown != corpus.ontology:
@@ -173,21 +179,38 @@ def load_placed(memory: Memory, corpus: PlacementCorpus, *,
     mismatches, apart = [], []
     for n, item in enumerate(corpus.items, start=1):
         tool = memory.for_run(identity_for(corpus.tenant, item), origin="corpora.placement")
-        result = tool.set(item.key, item.value, scope="auto", subject=item.subject, subject_type=item.subject_type,
-                          relations=[list(item.relation)])
+        result = tool.set(
+            item.key,
+            item.value,
+            scope="auto",
+            subject=item.subject,
+            subject_type=item.subject_type,
+            relations=[list(item.relation)],
+        )
         placed = result.details["placement"]
         by_reason[placed["reason"]] = by_reason.get(placed["reason"], 0) + 1
         by_scope[placed["scope"]] = by_scope.get(placed["scope"], 0) + 1
         if (placed["scope"], placed["reason"]) != (item.expected_scope, item.expected_reason):
-            mismatches.append({"key": item.key, "expected": [item.expected_scope, item.expected_reason],
-                               "got": [placed["scope"], placed["reason"]]})
+            mismatches.append(
+                {
+                    "key": item.key,
+                    "expected": [item.expected_scope, item.expected_reason],
+                    "got": [placed["scope"], placed["reason"]],
+                }
+            )
         facts = tool.list_facts(item.relation[0], scope=placed["scope"])
         if tool.get(item.key, scope=placed["scope"]) is None or not any(
-                any(r["key"] == item.key for r in f.rows) and f.object == entity_id(item.relation[2]) for f in facts):
+            any(r["key"] == item.key for r in f.rows) and f.object == entity_id(item.relation[2]) for f in facts
+        ):
             apart.append(item.key)
         if progress and (n % 25 == 0 or n == len(corpus.items)):
             progress(n, len(corpus.items))
-    report = PlacementReport(len(corpus.items), dict(sorted(by_reason.items())), dict(sorted(by_scope.items())),
-                             tuple(mismatches), tuple(apart))
+    report = PlacementReport(
+        len(corpus.items),
+        dict(sorted(by_reason.items())),
+        dict(sorted(by_scope.items())),
+        tuple(mismatches),
+        tuple(apart),
+    )
     memory.store.set_marker(marker, json.dumps(asdict(report)))
     return report

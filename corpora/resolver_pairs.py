@@ -10,6 +10,7 @@ From the synthetic timeline corpus (statements rendered in varied wordings):
 From LoCoMo's observations (when the file is there): two observations of one speaker in one
 session, which the annotators wrote as separate facts: **compatible**.
 """
+
 from __future__ import annotations
 
 import random
@@ -29,9 +30,9 @@ TEMPLATES = {
 
 @dataclass(frozen=True, slots=True)
 class LabelledPair:
-    source: str        # timeline | locomo
-    label: str         # update | contradiction | compatible
-    new: str           # the judged statement (the later one)
+    source: str  # timeline | locomo
+    label: str  # update | contradiction | compatible
+    new: str  # the judged statement (the later one)
     peer: str
     new_date: str
     peer_date: str

@@ -5,6 +5,7 @@ holds a contract with a known end in the future, and suffers the odd wrong state
 later one corrects. Because the corpus is built from a known truth, every answer is known by
 construction: ``probes`` say what ``get(key, as_of=...)`` must return.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -138,19 +139,30 @@ class LoadReport:
     verdicts: dict[str, int]
 
 
-def load_timeline(memory: Memory, corpus: TimelineCorpus, *, tenant: str, run: str | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> LoadReport:
+def load_timeline(
+    memory: Memory,
+    corpus: TimelineCorpus,
+    *,
+    tenant: str,
+    run: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> LoadReport:
     """Write the corpus through the Memory tool, one run identity per subject. Idempotent per corpus."""
     marker = f"corpus:timeline:{tenant}:{corpus.fingerprint}"
     if memory.store.marker(marker) is not None:
         return LoadReport(tenant, corpus.fingerprint, len(corpus.events), False, {})
-    tools = {s: memory.for_run(Identity(tenant=tenant, user=s, agent="timeline-loader",
-                                        session=f"timeline-seed-{corpus.seed}", run=run),
-                               origin="corpora.timeline") for s in corpus.subjects}
+    tools = {
+        s: memory.for_run(
+            Identity(tenant=tenant, user=s, agent="timeline-loader", session=f"timeline-seed-{corpus.seed}", run=run),
+            origin="corpora.timeline",
+        )
+        for s in corpus.subjects
+    }
     verdicts: dict[str, int] = {}
     for n, e in enumerate(corpus.events, start=1):
-        result = tools[e.subject].set(e.key, e.value, valid_at=e.valid_at, invalid_at=e.invalid_at,
-                                      observed_at=e.observed_at, memory_type=e.event)
+        result = tools[e.subject].set(
+            e.key, e.value, valid_at=e.valid_at, invalid_at=e.invalid_at, observed_at=e.observed_at, memory_type=e.event
+        )
         verdicts[result.verdict] = verdicts.get(result.verdict, 0) + 1
         if progress and (n % 200 == 0 or n == len(corpus.events)):
             progress(n, len(corpus.events))

@@ -8,6 +8,7 @@ numpy brute force over the same rows in the same process, each in a loop of its 
 leg's top 10 is compared with the exact top 10 (recall@10). Ratios are printed beside the times because this machine is
 shared and noisy: only same-run ratios mean much.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,16 +32,64 @@ from memory_core.model import Kind
 from memory_core.retrieval.pipeline import search
 from memory_core.retrieval.recipes import get_recipe
 from memory_core.retrieval.types import SearchRequest
-from memory_core.store.lance_index import DERIVED_COLUMNS, VECTOR_INDEX_MIN_ROWS, LanceIndex, micros, namespace_key, schema
+from memory_core.store.lance_index import (
+    DERIVED_COLUMNS,
+    VECTOR_INDEX_MIN_ROWS,
+    LanceIndex,
+    micros,
+    namespace_key,
+    schema,
+)
 from memory_core.store.lance_read import SPAN_COLUMNS, live_spans
 
 SUBJECTS = ["Ana", "Bo", "Chidi", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kemal", "Lena"]
-VERBS = ["moved to", "started working at", "bought a flat in", "took a course in", "visited", "left",
-         "adopted a dog in", "ran a marathon in", "opened a bakery in", "studied music in", "sold a car in"]
-PLACES = ["Lisbon", "Osaka", "Toronto", "Nairobi", "Lima", "Oslo", "Hanoi", "Austin", "Porto", "Quito", "Accra",
-          "Riga", "Perth", "Cusco", "Bergen", "Tunis", "Davao", "Leeds", "Graz", "Malmo"]
-DETAILS = ["last spring", "after the wedding", "with two friends", "for the third time", "despite the rain",
-           "on a tight budget", "to be closer to family", "during the holidays", "for a new job", "at short notice"]
+VERBS = [
+    "moved to",
+    "started working at",
+    "bought a flat in",
+    "took a course in",
+    "visited",
+    "left",
+    "adopted a dog in",
+    "ran a marathon in",
+    "opened a bakery in",
+    "studied music in",
+    "sold a car in",
+]
+PLACES = [
+    "Lisbon",
+    "Osaka",
+    "Toronto",
+    "Nairobi",
+    "Lima",
+    "Oslo",
+    "Hanoi",
+    "Austin",
+    "Porto",
+    "Quito",
+    "Accra",
+    "Riga",
+    "Perth",
+    "Cusco",
+    "Bergen",
+    "Tunis",
+    "Davao",
+    "Leeds",
+    "Graz",
+    "Malmo",
+]
+DETAILS = [
+    "last spring",
+    "after the wedding",
+    "with two friends",
+    "for the third time",
+    "despite the rain",
+    "on a tight budget",
+    "to be closer to family",
+    "during the holidays",
+    "for a new job",
+    "at short notice",
+]
 TENANTS = 4
 WARMUP = 5  # queries each method answers before its timed ones (a process's first searches load lazily)
 START, END = datetime(2019, 1, 1, tzinfo=timezone.utc), datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -48,8 +97,11 @@ START, END = datetime(2019, 1, 1, tzinfo=timezone.utc), datetime(2026, 1, 1, tzi
 
 def sentences(n: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    return [f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(PLACES)} {rng.choice(DETAILS)} "
-            f"(note {rng.randrange(10**6)})" for _ in range(n)]
+    return [
+        f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(PLACES)} {rng.choice(DETAILS)} "
+        f"(note {rng.randrange(10**6)})"
+        for _ in range(n)
+    ]
 
 
 def synthetic_table(texts: list[str], vectors: np.ndarray, seed: int) -> tuple[pa.Table, dict[str, np.ndarray]]:
@@ -61,21 +113,40 @@ def synthetic_table(texts: list[str], vectors: np.ndarray, seed: int) -> tuple[p
     tenants = np.array([f"tenant-{i}" for i in rng.integers(0, TENANTS, n)])
     ids = np.array([f"f{i:08d}" for i in range(n)])
     columns = {
-        "fact_id": ids, "version_id": ids,
-        "namespace": np.array([namespace_key(t, "tenant", t) for t in tenants]), "tenant": tenants, "scope": np.full(n, "tenant"), "owner_id": tenants,
-        "key": np.array([f"k{i}" for i in range(n)]), "kind": np.full(n, "fact"), "memory_type": np.full(n, "general"),
-        "status": np.full(n, "active"), "source_class": np.full(n, "stated"), "sensitivity": np.full(n, "normal"),
-        "valid_at": valid, "invalid_at": pa.array(ends, mask=ends < 0), "observed_at": valid,
-        "expires_at": pa.nulls(n, pa.int64()), "created_at": valid, "version": np.ones(n, dtype=np.int64),
-        "reinforcement_count": np.zeros(n, dtype=np.int64), "subject": pa.nulls(n, pa.string()),
+        "fact_id": ids,
+        "version_id": ids,
+        "namespace": np.array([namespace_key(t, "tenant", t) for t in tenants]),
+        "tenant": tenants,
+        "scope": np.full(n, "tenant"),
+        "owner_id": tenants,
+        "key": np.array([f"k{i}" for i in range(n)]),
+        "kind": np.full(n, "fact"),
+        "memory_type": np.full(n, "general"),
+        "status": np.full(n, "active"),
+        "source_class": np.full(n, "stated"),
+        "sensitivity": np.full(n, "normal"),
+        "valid_at": valid,
+        "invalid_at": pa.array(ends, mask=ends < 0),
+        "observed_at": valid,
+        "expires_at": pa.nulls(n, pa.int64()),
+        "created_at": valid,
+        "version": np.ones(n, dtype=np.int64),
+        "reinforcement_count": np.zeros(n, dtype=np.int64),
+        "subject": pa.nulls(n, pa.string()),
         "text": np.array(texts),
-        "value_json": np.array([json.dumps(t) for t in texts]), "provenance_json": np.full(n, "{}"),
+        "value_json": np.array([json.dumps(t) for t in texts]),
+        "provenance_json": np.full(n, "{}"),
         "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1), pa.float32()), vectors.shape[1]),
     }
     stored = pa.schema([f for f in schema(vectors.shape[1]) if f.name not in DERIVED_COLUMNS])
     table = pa.table({name: columns[name] for name in stored.names}, schema=stored)
-    arrays = {"tenant": tenants, "valid": valid, "end": np.where(ends < 0, np.iinfo(np.int64).max, ends),
-              "vectors": vectors, "ids": ids}
+    arrays = {
+        "tenant": tenants,
+        "valid": valid,
+        "end": np.where(ends < 0, np.iinfo(np.int64).max, ends),
+        "vectors": vectors,
+        "ids": ids,
+    }
     return table, arrays
 
 
@@ -114,8 +185,10 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
     started = time.perf_counter()
     cached = index.prewarm()  # a long-lived process loads the indexes once, not query by query
     prewarm_s = time.perf_counter() - started
-    say(f"{n:>9,} rows: embedded {embed_s:.1f}s, wrote+FTS {write_s:.1f}s, vector/scalar indexes {build_s:.1f}s, "
-        f"prewarm {prewarm_s:.1f}s ({cached / 2**20:,.0f} MiB)")
+    say(
+        f"{n:>9,} rows: embedded {embed_s:.1f}s, wrote+FTS {write_s:.1f}s, vector/scalar indexes {build_s:.1f}s, "
+        f"prewarm {prewarm_s:.1f}s ({cached / 2**20:,.0f} MiB)"
+    )
 
     rng = random.Random(7)
     qtexts = sentences(queries + WARMUP, seed=10**9 + n)
@@ -129,15 +202,22 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
     os.sync()  # the build's files are written back now, not while the queries are timed
     gc.collect()
     gc.freeze()  # the harness's own million sentences need not be walked by every collection
-    # Each method answers every query in a loop of its own (its first WARMUP untimed): interleaved, each paid for the CPU
-    # caches the one before had filled (the exact scan sweeps ~250 MB per query), which said more
+
+    # Each method answers every query in a loop of its own (its first WARMUP untimed): interleaved, each paid for
+    # the CPU caches the one before had filled (the exact scan sweeps ~250 MB per query), which said more
     # about the order of the loop than about either method.
     def searched(recipe_name: str) -> tuple[list[float], list[list[str]]]:
         recipe, latencies, answers = get_recipe(recipe_name), [], []
         for text, _, tenant, as_of in cases:
             ns = Namespace(tenant, Scope.TENANT, tenant)
-            request = SearchRequest(query=text, scope=Scope.TENANT, k=10, recipe=recipe_name,
-                                    sources=frozenset({Kind.FACT, Kind.NOTE}), as_of=as_of)
+            request = SearchRequest(
+                query=text,
+                scope=Scope.TENANT,
+                k=10,
+                recipe=recipe_name,
+                sources=frozenset({Kind.FACT, Kind.NOTE}),
+                as_of=as_of,
+            )
             t0 = time.perf_counter()
             hits = search(index, embedder, ns, request, recipe, END).hits
             latencies.append((time.perf_counter() - t0) * 1000)
@@ -155,11 +235,17 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
     recalls = [len(set(a) & set(e)) / max(1, len(e)) for a, e in zip(approx, exact)]
     p = lambda xs, q: float(np.percentile(xs, q))  # noqa: E731
     row = {
-        "rows": n, "embed_texts_per_s": round(n / embed_s), "ingest_rows_per_s": round(n / (embed_s + write_s)),
-        "index_build_s": round(write_s + build_s, 2), "prewarm_s": round(prewarm_s, 2),
-        "hybrid_p50_ms": round(p(lat_hybrid, 50), 2), "hybrid_p95_ms": round(p(lat_hybrid, 95), 2),
-        "vector_leg_p50_ms": round(p(lat_vector, 50), 2), "vector_leg_p95_ms": round(p(lat_vector, 95), 2),
-        "numpy_exact_p50_ms": round(p(lat_exact, 50), 2), "numpy_exact_p95_ms": round(p(lat_exact, 95), 2),
+        "rows": n,
+        "embed_texts_per_s": round(n / embed_s),
+        "ingest_rows_per_s": round(n / (embed_s + write_s)),
+        "index_build_s": round(write_s + build_s, 2),
+        "prewarm_s": round(prewarm_s, 2),
+        "hybrid_p50_ms": round(p(lat_hybrid, 50), 2),
+        "hybrid_p95_ms": round(p(lat_hybrid, 95), 2),
+        "vector_leg_p50_ms": round(p(lat_vector, 50), 2),
+        "vector_leg_p95_ms": round(p(lat_vector, 95), 2),
+        "numpy_exact_p50_ms": round(p(lat_exact, 50), 2),
+        "numpy_exact_p95_ms": round(p(lat_exact, 95), 2),
         "vector_recall_at_10": round(float(np.mean(recalls)), 4),
     }
     row["exact_over_hybrid_p50"] = round(row["numpy_exact_p50_ms"] / row["hybrid_p50_ms"], 2)
@@ -188,8 +274,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"static embedder: {len(probe) / (time.perf_counter() - t0):,.0f} texts/s ({embedder.name})")
     rows = [bench_size(int(s), embedder, work, args.queries, print) for s in args.sizes.split(",")]
     print()
-    header = ["rows", "hybrid_p50_ms", "hybrid_p95_ms", "numpy_exact_p50_ms", "numpy_exact_p95_ms",
-              "exact_over_hybrid_p95", "vector_recall_at_10", "index_build_s", "ingest_rows_per_s"]
+    header = [
+        "rows",
+        "hybrid_p50_ms",
+        "hybrid_p95_ms",
+        "numpy_exact_p50_ms",
+        "numpy_exact_p95_ms",
+        "exact_over_hybrid_p95",
+        "vector_recall_at_10",
+        "index_build_s",
+        "ingest_rows_per_s",
+    ]
     print(" | ".join(header))
     for r in rows:
         print(" | ".join(str(r[h]) for h in header))

@@ -14,6 +14,7 @@ columnar floor (``evals/write_floor.py``: only the steps no bulk write can skip)
 
 Ratios are printed beside the times: the machine is shared and noisy.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,11 +29,11 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from evals.bench_search import sentences
+from evals.write_floor import columnar_floor
 from memory_core import Identity, Memory
 from memory_core.embed import make_embedder
 from memory_core.store.schema import COLS, DDL, STAGED_INSERT, VERSION_COLUMNS, arrow_versions, version_params
-from evals.bench_search import sentences
-from evals.write_floor import columnar_floor
 
 
 class TimedEmbedder:
@@ -96,8 +97,14 @@ def point_writes(folder: Path, n: int, cache: Path) -> dict:
             samples.append((time.perf_counter() - started - embedder.spent) * 1000)
             verdicts[result.verdict] = verdicts.get(result.verdict, 0) + 1
         total = time.perf_counter() - started_all
-    return {"writes": n, "p50_ms": statistics.median(samples), "p95_ms": _pct(samples, 95),
-            "mean_ms": statistics.fmean(samples), "wall_s_with_embedding": total, "verdicts": verdicts}
+    return {
+        "writes": n,
+        "p50_ms": statistics.median(samples),
+        "p95_ms": _pct(samples, 95),
+        "mean_ms": statistics.fmean(samples),
+        "wall_s_with_embedding": total,
+        "verdicts": verdicts,
+    }
 
 
 def bulk(folder: Path, n: int, cache: Path) -> dict:
@@ -131,18 +138,31 @@ def bulk(folder: Path, n: int, cache: Path) -> dict:
     arrow_s = time.perf_counter() - started
     con.close()
     floor = columnar_floor(folder, entries, sample[0], cache)
-    return {"entries": n, "seconds": bulk_s, "columnar_floor": floor, "rows_per_s": n / bulk_s, "rows_stored": rows, "index_rows": indexed,
-            "peer_checked": result.peer_checked, "peer_check_skipped": result.peer_check_skipped,
-            "embedding_inside_s": inside_embedding_s, "baseline_embed_only_s": embed_s,
-            "baseline_arrow_insert_s": arrow_s}
+    return {
+        "entries": n,
+        "seconds": bulk_s,
+        "columnar_floor": floor,
+        "rows_per_s": n / bulk_s,
+        "rows_stored": rows,
+        "index_rows": indexed,
+        "peer_checked": result.peer_checked,
+        "peer_check_skipped": result.peer_check_skipped,
+        "embedding_inside_s": inside_embedding_s,
+        "baseline_embed_only_s": embed_s,
+        "baseline_arrow_insert_s": arrow_s,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=2000)
     parser.add_argument("--bulk", type=int, default=100_000)
-    parser.add_argument("--cache", type=Path, default=Path(".memory/models"),
-                        help="where the distilled static model is cached (default .memory/models)")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(".memory/models"),
+        help="where the distilled static model is cached (default .memory/models)",
+    )
     parser.add_argument("--out", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args(argv)
     random.seed(0)
@@ -151,25 +171,42 @@ def main(argv: list[str] | None = None) -> None:
         baseline = bare_transaction_ms(folder, 300)
         points = point_writes(folder, args.points, args.cache)
         bulk_figures = bulk(folder, args.bulk, args.cache)
-    report = {"at": datetime.now(timezone.utc).isoformat(), "baseline_bare_txn_p50_ms": baseline,
-              "point": points, "bulk": bulk_figures}
+    report = {
+        "at": datetime.now(timezone.utc).isoformat(),
+        "baseline_bare_txn_p50_ms": baseline,
+        "point": points,
+        "bulk": bulk_figures,
+    }
     p, b = points, bulk_figures
-    print(f"point write (embedding excluded), {p['writes']} writes: p50 {p['p50_ms']:.2f} ms "
-          f"(target <= 5), p95 {p['p95_ms']:.2f} ms, mean {p['mean_ms']:.2f} ms incl. index flushes")
-    print(f"  baseline bare DuckDB one-row transaction p50 {baseline:.2f} ms -> point p50 is "
-          f"{p['p50_ms'] / baseline:.1f}x the bare transaction; verdicts {p['verdicts']}")
-    print(f"bulk_set {b['entries']:,} rows: {b['seconds']:.1f} s = {b['rows_per_s']:,.0f} rows/s (target >= 20,000); "
-          f"{b['peer_checked']} peer-checked, {b['peer_check_skipped']} past the cap; "
-          f"{b['rows_stored']:,} rows stored, {b['index_rows']:,} indexed")
-    print(f"  embedding took {b['embedding_inside_s']:.1f} s inside the embedder, most of it on a worker thread "
-          "beside the insert (so it does not add up with the rest)")
-    print(f"  baselines: static embedding alone {b['baseline_embed_only_s']:.1f} s "
-          f"({b['seconds'] / b['baseline_embed_only_s']:.2f}x), Arrow insert alone "
-          f"{b['baseline_arrow_insert_s']:.2f} s")
+    print(
+        f"point write (embedding excluded), {p['writes']} writes: p50 {p['p50_ms']:.2f} ms "
+        f"(target <= 5), p95 {p['p95_ms']:.2f} ms, mean {p['mean_ms']:.2f} ms incl. index flushes"
+    )
+    print(
+        f"  baseline bare DuckDB one-row transaction p50 {baseline:.2f} ms -> point p50 is "
+        f"{p['p50_ms'] / baseline:.1f}x the bare transaction; verdicts {p['verdicts']}"
+    )
+    print(
+        f"bulk_set {b['entries']:,} rows: {b['seconds']:.1f} s = {b['rows_per_s']:,.0f} rows/s (target >= 20,000); "
+        f"{b['peer_checked']} peer-checked, {b['peer_check_skipped']} past the cap; "
+        f"{b['rows_stored']:,} rows stored, {b['index_rows']:,} indexed"
+    )
+    print(
+        f"  embedding took {b['embedding_inside_s']:.1f} s inside the embedder, most of it on a worker thread "
+        "beside the insert (so it does not add up with the rest)"
+    )
+    print(
+        f"  baselines: static embedding alone {b['baseline_embed_only_s']:.1f} s "
+        f"({b['seconds'] / b['baseline_embed_only_s']:.2f}x), Arrow insert alone "
+        f"{b['baseline_arrow_insert_s']:.2f} s"
+    )
     floor = b["columnar_floor"]
-    print(f"  columnar floor (the unavoidable steps alone, evals/write_floor.py): {floor['total']:.1f} s = "
-          f"{b['entries'] / floor['total']:,.0f} rows/s -> bulk_set takes {b['seconds'] / floor['total']:.2f}x the floor; "
-          + ", ".join(f"{k} {v:.2f} s" for k, v in floor.items() if k != "total"))
+    print(
+        f"  columnar floor (the unavoidable steps alone, evals/write_floor.py): {floor['total']:.1f} s = "
+        f"{b['entries'] / floor['total']:,.0f} rows/s -> "
+        f"bulk_set takes {b['seconds'] / floor['total']:.2f}x the floor; "
+        + ", ".join(f"{k} {v:.2f} s" for k, v in floor.items() if k != "total")
+    )
     if args.out:
         args.out.write_text(json.dumps(report, indent=2))
 

@@ -7,6 +7,7 @@ per span sees), *whole-batch* every turn of the dialog up to the mention (what t
 consolidator sees). Outcomes are paired per item: accuracy with a bootstrap interval per arm,
 the discordant counts, and the exact McNemar p-value.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,7 @@ ARMS = ("per_span", "whole_batch")
 
 
 def outcome(item: CorefItem, arm: str) -> bool:
-    last = item.turns[-1][:item.mention_start]
+    last = item.turns[-1][: item.mention_start]
     context = last if arm == "per_span" else "\n".join([*item.turns[:-1], last])
     resolved = resolve(context, item.mention)
     return any(matches(resolved, gold) for gold in item.antecedents)
@@ -41,8 +42,14 @@ def compare(items: Sequence[CorefItem]) -> dict:
     return row
 
 
-def run(data: str | None, shared_root: Path, out_dir: Path, *, limit: int | None = None,
-        progress: Callable[[str], None] = lambda m: None) -> dict:
+def run(
+    data: str | None,
+    shared_root: Path,
+    out_dir: Path,
+    *,
+    limit: int | None = None,
+    progress: Callable[[str], None] = lambda m: None,
+) -> dict:
     """The experiment on the synthetic corpus and, when found, on MuDoCo (per domain and overall)."""
     tables: dict[str, dict] = {}
     progress("coref: synthetic corpus")
@@ -60,8 +67,12 @@ def run(data: str | None, shared_root: Path, out_dir: Path, *, limit: int | None
             tables[domain] = compare([i for i in every if i.corpus == domain])
         tables["mudoco:all"] = compare(every)
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc = {"tables": tables, "mudoco_skipped": skipped, "licence": MUDOCO_LICENCE if not skipped else None,
-           "resolver": "memory_core.extraction.coref.resolve (rule-based)"}
+    doc = {
+        "tables": tables,
+        "mudoco_skipped": skipped,
+        "licence": MUDOCO_LICENCE if not skipped else None,
+        "resolver": "memory_core.extraction.coref.resolve (rule-based)",
+    }
     (out_dir / "coref.json").write_text(json.dumps(doc, indent=2) + "\n")
     (out_dir / "coref_report.md").write_text(report_markdown(doc))
     doc["report"] = str(out_dir / "coref_report.md")
@@ -74,20 +85,30 @@ def _pct(arm: dict) -> str:
 
 
 def table_markdown(tables: dict[str, dict]) -> str:
-    lines = ["| corpus | items | per-span acc [95% CI] | whole-batch acc [95% CI] | batch-only right | "
-             "span-only right | McNemar exact p |", "|---|---:|---|---|---:|---:|---:|"]
+    lines = [
+        "| corpus | items | per-span acc [95% CI] | whole-batch acc [95% CI] | batch-only right | "
+        "span-only right | McNemar exact p |",
+        "|---|---:|---|---|---:|---:|---:|",
+    ]
     for name, row in tables.items():
-        lines.append(f"| {name} | {row['items']} | {_pct(row['per_span'])} | {_pct(row['whole_batch'])} | "
-                     f"{row['batch_only_right']} | {row['span_only_right']} | {row['mcnemar_p']:.2g} |")
+        lines.append(
+            f"| {name} | {row['items']} | {_pct(row['per_span'])} | {_pct(row['whole_batch'])} | "
+            f"{row['batch_only_right']} | {row['span_only_right']} | {row['mcnemar_p']:.2g} |"
+        )
     return "\n".join(lines)
 
 
 def report_markdown(doc: dict) -> str:
-    parts = ["# Per-span versus whole-batch extraction: coreference", "",
-             "Each item is a mention in a later turn whose antecedent name is in an earlier turn. Per-span: the "
-             "resolver sees only the mention's turn; whole-batch: the dialog up to the mention. Accuracy with a "
-             "95% percentile bootstrap interval (2,000 resamples); McNemar's exact test on the paired outcomes.",
-             "", table_markdown(doc["tables"]), ""]
+    parts = [
+        "# Per-span versus whole-batch extraction: coreference",
+        "",
+        "Each item is a mention in a later turn whose antecedent name is in an earlier turn. Per-span: the "
+        "resolver sees only the mention's turn; whole-batch: the dialog up to the mention. Accuracy with a "
+        "95% percentile bootstrap interval (2,000 resamples); McNemar's exact test on the paired outcomes.",
+        "",
+        table_markdown(doc["tables"]),
+        "",
+    ]
     if doc["mudoco_skipped"]:
         parts.append(f"MuDoCo was skipped: {doc['mudoco_skipped']}")
     else:

@@ -6,6 +6,7 @@ index is built with the embedder under test, and every question is asked through
 ``MemoryTool.recall`` with the recipe under test. recall@k is the share of a question's evidence
 turns among the top k (Maharana et al., ACL 2024, Table 3).
 """
+
 from __future__ import annotations
 
 import random
@@ -64,19 +65,28 @@ def turn_text(turn: Turn) -> str:
 
 def turn_context(turns: Sequence[Turn], i: int, before: int = CONTEXT_TURNS) -> str | None:
     """The turns just before turn ``i`` in its session: words that help find it, not its value."""
-    earlier = [turn_text(t) for t in turns[max(0, i - before):i] if t.session == turns[i].session]
+    earlier = [turn_text(t) for t in turns[max(0, i - before) : i] if t.session == turns[i].session]
     return " ".join(earlier) or None
 
 
 def write_conversations(memory: Memory, conversations: Sequence[Conversation], progress: Progress | None = None) -> int:
     written = 0
     for conv in conversations:
-        tool = memory.for_run(Identity(tenant=TENANT, user=conv.sample_id, agent="locomo-loader"),
-                              origin="evals.locomo")
+        tool = memory.for_run(
+            Identity(tenant=TENANT, user=conv.sample_id, agent="locomo-loader"), origin="evals.locomo"
+        )
         for i, turn in enumerate(conv.turns):
             when = turn.session_date
-            tool.set(turn_key(turn), turn_text(turn), kind="note", memory_type="dialog_turn", valid_at=when,
-                     observed_at=when, subject=turn.speaker, context=turn_context(conv.turns, i))
+            tool.set(
+                turn_key(turn),
+                turn_text(turn),
+                kind="note",
+                memory_type="dialog_turn",
+                valid_at=when,
+                observed_at=when,
+                subject=turn.speaker,
+                context=turn_context(conv.turns, i),
+            )
             written += 1
         if progress:
             progress(f"wrote {conv.sample_id}: {len(conv.turns)} turns")
@@ -94,8 +104,13 @@ class SpecResult:
         return 100.0 * sum(q[f"r@{k}"] for q in rows) / len(rows) if rows else float("nan")
 
     def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.spec.name, "embedder": self.spec.embedder, "recipe": self.spec.recipe,
-                               "questions": len(self.per_question), "seconds": round(self.seconds, 1)}
+        out: dict[str, Any] = {
+            "name": self.spec.name,
+            "embedder": self.spec.embedder,
+            "recipe": self.spec.recipe,
+            "questions": len(self.per_question),
+            "seconds": round(self.seconds, 1),
+        }
         for k in KS:
             out[f"r@{k}"] = round(self.recall(k), 2)
             low, high = bootstrap_ci([q[f"r@{k}"] for q in self.per_question])
@@ -116,8 +131,13 @@ def evaluate_spec(memory: Memory, conversations: Sequence[Conversation], spec: R
                 continue
             found = tool.recall(q.question, k=k_max, recipe=spec.recipe, participants=conv.speakers)
             ranked = [h.key for h in found.hits]
-            row = {"sample_id": conv.sample_id, "category": q.category, "question": q.question,
-                   "evidence": list(q.evidence), "top": ranked[:10]}
+            row = {
+                "sample_id": conv.sample_id,
+                "category": q.category,
+                "question": q.question,
+                "evidence": list(q.evidence),
+                "top": ranked[:10],
+            }
             row.update({f"r@{k}": recall_at_k(ranked, q.evidence, k) for k in KS})
             result.per_question.append(row)
     result.seconds = time.perf_counter() - started
@@ -132,8 +152,13 @@ def seeded_ids(seed: int = 0) -> Callable[[], str]:
     return lambda: f"{rng.getrandbits(128):032x}"
 
 
-def run_locomo(conversations: Sequence[Conversation], specs: Sequence[RunSpec], work_dir: Path,
-               models_dir: Path, progress: Progress | None = None) -> list[SpecResult]:
+def run_locomo(
+    conversations: Sequence[Conversation],
+    specs: Sequence[RunSpec],
+    work_dir: Path,
+    models_dir: Path,
+    progress: Progress | None = None,
+) -> list[SpecResult]:
     """Write the turns once, then per embedder copy the store, build its index, run its recipes."""
     say = progress or (lambda message: None)
     base = work_dir / "store"
@@ -161,31 +186,40 @@ def run_locomo(conversations: Sequence[Conversation], specs: Sequence[RunSpec], 
     return results
 
 
-def report_markdown(results: Sequence[SpecResult], data_file: Path, cleaning: dict[str, Any],
-                    plot_file: str | None = None) -> str:
+def report_markdown(
+    results: Sequence[SpecResult], data_file: Path, cleaning: dict[str, Any], plot_file: str | None = None
+) -> str:
     lines = [
-        "# LoCoMo dialog-level evidence recall@k", "",
+        "# LoCoMo dialog-level evidence recall@k",
+        "",
         f"Data: `{data_file}` — {LICENCE}.  ",
         "Metric: share of a question's evidence turns among the top k retrieved turns; each conversation "
         "is its own haystack (one user scope); questions with no usable evidence are skipped.  ",
-        f"Evidence cleaning: {cleaning}", "",
+        f"Evidence cleaning: {cleaning}",
+        "",
         "Method: every turn is written through the Memory tool as a note — value: its words (and a shared "
         "photo's caption); subject: its speaker; valid_at and observed_at: its session's date; index context "
         f"(found by BM25, not part of the value): the {CONTEXT_TURNS} turns before it in its session. Each "
         "question is asked through `recall` in that conversation's scope with the two speakers as participants. "
-        "No LLM, no annotation (observations, summaries, answers) is used.", "",
+        "No LLM, no annotation (observations, summaries, answers) is used.",
+        "",
         "| retriever | R@5 | R@10 | R@25 | R@50 | " + " | ".join(f"R@10 {v}" for v in CATEGORIES.values()) + " |",
         "|---|---|---|---|---|" + "---|" * len(CATEGORIES),
-        "| DRAGON (paper, ACL 2024) | " + " | ".join(f"{DRAGON[k]:.1f}" for k in KS) + " |"
-        + " — |" * len(CATEGORIES),
+        "| DRAGON (paper, ACL 2024) | " + " | ".join(f"{DRAGON[k]:.1f}" for k in KS) + " |" + " — |" * len(CATEGORIES),
     ]
     for r in results:
         s = r.summary()
-        lines.append(f"| {s['name']} (`{s['embedder']}`, `{s['recipe']}`) | "
-                     + " | ".join(f"{s[f'r@{k}']:.1f}" for k in KS) + " | "
-                     + " | ".join(f"{s[f'r@10_cat{c}']:.1f}" for c in CATEGORIES) + " |")
-    lines += ["", "95% bootstrap intervals (R@10): "
-              + "; ".join(f"{r.spec.name} {r.summary()['r@10_ci95']}" for r in results)]
+        lines.append(
+            f"| {s['name']} (`{s['embedder']}`, `{s['recipe']}`) | "
+            + " | ".join(f"{s[f'r@{k}']:.1f}" for k in KS)
+            + " | "
+            + " | ".join(f"{s[f'r@10_cat{c}']:.1f}" for c in CATEGORIES)
+            + " |"
+        )
+    lines += [
+        "",
+        "95% bootstrap intervals (R@10): " + "; ".join(f"{r.spec.name} {r.summary()['r@10_ci95']}" for r in results),
+    ]
     if plot_file:
         lines += ["", f"![recall@k]({plot_file})"]
     return "\n".join(lines) + "\n"

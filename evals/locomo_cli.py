@@ -1,4 +1,5 @@
 """`memcore eval locomo`: run the LoCoMo recall evaluation and write its report."""
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,15 @@ def parse_specs(text: str | None) -> list[RunSpec]:
     return specs
 
 
-def evaluate(data: str | None, shared_root: Path, out_dir: Path, models_dir: Path, specs: Sequence[RunSpec],
-             limit: int | None = None, progress=None) -> dict[str, Any]:
+def evaluate(
+    data: str | None,
+    shared_root: Path,
+    out_dir: Path,
+    models_dir: Path,
+    specs: Sequence[RunSpec],
+    limit: int | None = None,
+    progress=None,
+) -> dict[str, Any]:
     data_file = locate(data, shared_root)
     conversations, cleaning = load_locomo(data_file)
     if limit:
@@ -41,9 +49,15 @@ def evaluate(data: str | None, shared_root: Path, out_dir: Path, models_dir: Pat
     plot_recall(results, out_dir / "locomo_recall.png")
     markdown = report_markdown(results, data_file, cleaning.to_dict(), "locomo_recall.png")
     (out_dir / "locomo_report.md").write_text(markdown)
-    doc = {"data_file": str(data_file), "licence": "CC BY-NC 4.0", "conversations": len(conversations),
-           "cleaning": cleaning.to_dict(), "results": [r.summary() for r in results],
-           "report": str(out_dir / "locomo_report.md"), "plot": str(out_dir / "locomo_recall.png")}
+    doc = {
+        "data_file": str(data_file),
+        "licence": "CC BY-NC 4.0",
+        "conversations": len(conversations),
+        "cleaning": cleaning.to_dict(),
+        "results": [r.summary() for r in results],
+        "report": str(out_dir / "locomo_report.md"),
+        "plot": str(out_dir / "locomo_recall.png"),
+    }
     (out_dir / "locomo_results.json").write_text(json.dumps(doc, indent=2))
     with open(out_dir / "locomo_per_question.jsonl", "w") as fh:
         for r in results:

@@ -1,4 +1,5 @@
 """Pure metric and statistics functions. No I/O."""
+
 from __future__ import annotations
 
 import math
@@ -31,8 +32,9 @@ def ndcg_at_k(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
     return dcg / ideal if ideal else 0.0
 
 
-def bootstrap_ci(values: Sequence[float], *, level: float = 0.95, resamples: int = 2000,
-                 seed: int = 0) -> tuple[float, float]:
+def bootstrap_ci(
+    values: Sequence[float], *, level: float = 0.95, resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:

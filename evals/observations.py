@@ -11,6 +11,7 @@ maximising Youden's J (true-positive rate minus false-positive rate) is used, an
 its rates and the ROC AUC. The rule-based figure is low by design: it is the baseline a model
 must beat.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,12 +53,20 @@ def calibrate(embed, observations, turn_text: dict[tuple[str, str], str], seed: 
     left, right = embed([a for a, _ in pairs]), embed([b for _, b in pairs])  # unit rows
     cos = (left * right).sum(axis=1)
     y = np.asarray(labels)
-    best = max(np.arange(0.05, 0.96, 0.01), key=lambda t: ((cos >= t) & (y == 1)).sum() / (y == 1).sum()
-               - ((cos >= t) & (y == 0)).sum() / (y == 0).sum())
+    best = max(
+        np.arange(0.05, 0.96, 0.01),
+        key=lambda t: ((cos >= t) & (y == 1)).sum() / (y == 1).sum() - ((cos >= t) & (y == 0)).sum() / (y == 0).sum(),
+    )
     tpr = float(((cos >= best) & (y == 1)).sum() / (y == 1).sum())
     fpr = float(((cos >= best) & (y == 0)).sum() / (y == 0).sum())
-    return {"tau": round(float(best), 2), "tpr": tpr, "fpr": fpr, "auc": float(roc_auc_score(y, cos)),
-            "pairs": len(pairs), "positives": int(y.sum())}
+    return {
+        "tau": round(float(best), 2),
+        "tpr": tpr,
+        "fpr": fpr,
+        "auc": float(roc_auc_score(y, cos)),
+        "pairs": len(pairs),
+        "positives": int(y.sum()),
+    }
 
 
 def recovered(embed, observations: Sequence[str], facts: Sequence[str], tau: float) -> list[bool]:
@@ -69,9 +78,17 @@ def recovered(embed, observations: Sequence[str], facts: Sequence[str], tau: flo
     return [bool(row.max() >= tau) for row in sims]
 
 
-def run(data: str | None, shared_root: Path, out_dir: Path, models_dir: Path, *, embedder: str = "static",
-        extractors: dict[str, Extractor] | None = None, limit: int | None = None,
-        progress: Callable[[str], None] = lambda m: None) -> dict:
+def run(
+    data: str | None,
+    shared_root: Path,
+    out_dir: Path,
+    models_dir: Path,
+    *,
+    embedder: str = "static",
+    extractors: dict[str, Extractor] | None = None,
+    limit: int | None = None,
+    progress: Callable[[str], None] = lambda m: None,
+) -> dict:
     path = locate(data, shared_root)
     conversations, _ = load_locomo(path)
     observations = load_observations(path)
@@ -94,7 +111,8 @@ def run(data: str | None, shared_root: Path, out_dir: Path, models_dir: Path, *,
             turns_of[(c.sample_id, t.session)].append(t)
     rows = []
     arms: dict[str, Callable[[list], list[str]]] = {
-        name: (lambda ts, ex=ex: _extract(ex, ts)) for name, ex in extractors.items()}
+        name: (lambda ts, ex=ex: _extract(ex, ts)) for name, ex in extractors.items()
+    }
     arms["(reference) every turn verbatim"] = lambda ts: [t.text for t in ts]
     for name, extract in arms.items():
         progress(f"observations: {name}")
@@ -106,13 +124,27 @@ def run(data: str | None, shared_root: Path, out_dir: Path, models_dir: Path, *,
             hits, total = hits + sum(found), total + len(found)
             per_session.append(sum(found) / len(found))
         low, high = bootstrap_ci(per_session, seed=11)
-        rows.append({"extractor": name, "sessions": len(per_session), "observations": total, "recovered": hits,
-                     "facts_extracted": extracted, "recall": hits / total if total else float("nan"),
-                     "session_mean": float(np.mean(per_session)) if per_session else float("nan"),
-                     "session_ci95": [low, high]})
+        rows.append(
+            {
+                "extractor": name,
+                "sessions": len(per_session),
+                "observations": total,
+                "recovered": hits,
+                "facts_extracted": extracted,
+                "recall": hits / total if total else float("nan"),
+                "session_mean": float(np.mean(per_session)) if per_session else float("nan"),
+                "session_ci95": [low, high],
+            }
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
-    doc = {"data_file": str(path), "licence": LICENCE, "embedder": model.name, "calibration": calibration,
-           "conversations": len(conversations), "results": rows}
+    doc = {
+        "data_file": str(path),
+        "licence": LICENCE,
+        "embedder": model.name,
+        "calibration": calibration,
+        "conversations": len(conversations),
+        "results": rows,
+    }
     (out_dir / "observation_recall.json").write_text(json.dumps(doc, indent=2) + "\n")
     (out_dir / "observation_recall.md").write_text(report_markdown(doc))
     doc["report"] = str(out_dir / "observation_recall.md")
@@ -127,24 +159,46 @@ def _extract(extractor: Extractor, turns: list) -> list[str]:
 
 
 def table_markdown(rows: list[dict]) -> str:
-    lines = ["| extractor | sessions | observations | recovered | facts extracted | recall (micro) | "
-             "mean per session [95% CI] |", "|---|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "| extractor | sessions | observations | recovered | facts extracted | recall (micro) | "
+        "mean per session [95% CI] |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
     for r in rows:
         low, high = r["session_ci95"]
-        lines.append(f"| {r['extractor']} | {r['sessions']} | {r['observations']} | {r['recovered']} | "
-                     f"{r['facts_extracted']} | {r['recall']:.3f} | {r['session_mean']:.3f} [{low:.3f}, {high:.3f}] |")
+        lines.append(
+            f"| {r['extractor']} | {r['sessions']} | {r['observations']} | {r['recovered']} | "
+            f"{r['facts_extracted']} | {r['recall']:.3f} | {r['session_mean']:.3f} [{low:.3f}, {high:.3f}] |"
+        )
     return "\n".join(lines)
 
 
 def report_markdown(doc: dict) -> str:
     c = doc["calibration"]
-    cal = (f"tau = {c['tau']} (Youden-optimal on {c['pairs']} labelled pairs: TPR {c['tpr']:.2f}, FPR {c['fpr']:.2f}, "
-           f"ROC AUC {c['auc']:.3f})" if "tpr" in c else c.get("note", ""))
-    return "\n".join([
-        "# Extraction recall against LoCoMo observations", "",
-        "For each session, the share of the corpus's `observation` facts that an extractor recovers: an "
-        f"observation counts when a fact extracted from its session is at least tau similar ({doc['embedder']}).",
-        "", f"Calibration: {cal}.", "", table_markdown(doc["results"]), "",
-        "The reference row treats every turn of the session as an extracted fact: what the threshold admits "
-        "when nothing is lost to extraction.", "", f"Data: {doc['licence']} ({doc['conversations']} conversations).",
-    ]) + "\n"
+    cal = (
+        f"tau = {c['tau']} (Youden-optimal on {c['pairs']} labelled pairs: TPR {c['tpr']:.2f}, FPR {c['fpr']:.2f}, "
+        f"ROC AUC {c['auc']:.3f})"
+        if "tpr" in c
+        else c.get("note", "")
+    )
+    return (
+        "\n".join(
+            [
+                "# Extraction recall against LoCoMo observations",
+                "",
+                "For each session, the share of the corpus's `observation` facts that an extractor recovers: an "
+                "observation counts when a fact extracted from its session is at least tau similar "
+                f"({doc['embedder']}).",
+                "",
+                f"Calibration: {cal}.",
+                "",
+                table_markdown(doc["results"]),
+                "",
+                "The reference row treats every turn of the session as an extracted fact: what the threshold admits "
+                "when nothing is lost to extraction.",
+                "",
+                f"Data: {doc['licence']} ({doc['conversations']} conversations).",
+            ]
+        )
+        + "\n"
+    )

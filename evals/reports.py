@@ -1,5 +1,6 @@
 """The evaluation reports a memory home holds (``<home>/reports/``), read back for people:
 the eval_report notebook shows these, naming each one's data file and configuration."""
+
 from __future__ import annotations
 
 import json
@@ -38,13 +39,24 @@ def locomo_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def coref_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"corpus": name, "items": t["items"], "per-span acc": round(t["per_span"]["accuracy"], 3),
-             "whole-batch acc": round(t["whole_batch"]["accuracy"], 3), "batch-only right": t["batch_only_right"],
-             "span-only right": t["span_only_right"], "McNemar p": f"{t['mcnemar_p']:.2g}"}
-            for name, t in report.get("tables", {}).items()]
+    return [
+        {
+            "corpus": name,
+            "items": t["items"],
+            "per-span acc": round(t["per_span"]["accuracy"], 3),
+            "whole-batch acc": round(t["whole_batch"]["accuracy"], 3),
+            "batch-only right": t["batch_only_right"],
+            "span-only right": t["span_only_right"],
+            "McNemar p": f"{t['mcnemar_p']:.2g}",
+        }
+        for name, t in report.get("tables", {}).items()
+    ]
 
 
 def calibration_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"action": action, **band} for action, key in (("flag", "flag_bands"), ("retire", "retire_bands"),
-                                                            ("clear", "clear_bands"))
-            for band in report.get(key, []) if band["total"]]
+    return [
+        {"action": action, **band}
+        for action, key in (("flag", "flag_bands"), ("retire", "retire_bands"), ("clear", "clear_bands"))
+        for band in report.get(key, [])
+        if band["total"]
+    ]

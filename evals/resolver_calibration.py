@@ -10,6 +10,7 @@ go through a judge as a one-peer cluster each. Reported:
 * the lowest confidence that reaches a target precision (scikit-learn's precision_recall_curve),
   for the retire and the flag thresholds.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,14 +29,25 @@ ACTING = ("update", "contradiction")
 def judge_pairs(judge: Judge, pairs: Sequence[LabelledPair]) -> list[dict]:
     out = []
     for i, pair in enumerate(pairs):
-        request = JudgeRequest(f"new-{i}", pair.new, pair.new_date or "unknown",
-                               (PeerView("p1", f"peer-{i}", f"peer-{i}", pair.peer, 1.0, pair.peer_date or "unknown",
-                                         "same session"),))
+        request = JudgeRequest(
+            f"new-{i}",
+            pair.new,
+            pair.new_date or "unknown",
+            (PeerView("p1", f"peer-{i}", f"peer-{i}", pair.peer, 1.0, pair.peer_date or "unknown", "same session"),),
+        )
         [j] = judge.judge(request).judgements or [None]
         if j is None:
             continue
-        out.append({"source": pair.source, "label": pair.label, "verdict": j.verdict, "confidence": j.confidence,
-                    "same_entity": j.same_entity, "same_attribute": j.same_attribute})
+        out.append(
+            {
+                "source": pair.source,
+                "label": pair.label,
+                "verdict": j.verdict,
+                "confidence": j.confidence,
+                "same_entity": j.same_entity,
+                "same_attribute": j.same_attribute,
+            }
+        )
     return out
 
 
@@ -51,8 +63,14 @@ def bands(rows: list[dict], verdicts: Sequence[str], right: Callable[[dict], boo
     for low, high in BANDS:
         chosen = [r for r in rows if r["verdict"] in verdicts and low <= r["confidence"] < high]
         hits = sum(right(r) for r in chosen)
-        out.append({"band": f"{low:.2f}-{min(high, 1.0):.2f}", "right": hits, "total": len(chosen),
-                    "precision": hits / len(chosen) if chosen else None})
+        out.append(
+            {
+                "band": f"{low:.2f}-{min(high, 1.0):.2f}",
+                "right": hits,
+                "total": len(chosen),
+                "precision": hits / len(chosen) if chosen else None,
+            }
+        )
     return out
 
 
@@ -105,8 +123,15 @@ def reliability_png(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def run(data: str | None, shared_root: Path, out_dir: Path, *, judge: Judge | None = None, target: float = 0.95,
-        progress: Callable[[str], None] = lambda m: None) -> dict:
+def run(
+    data: str | None,
+    shared_root: Path,
+    out_dir: Path,
+    *,
+    judge: Judge | None = None,
+    target: float = 0.95,
+    progress: Callable[[str], None] = lambda m: None,
+) -> dict:
     judge = judge or RuleJudge()
     pairs = timeline_pairs()
     locomo_note = None
@@ -129,11 +154,19 @@ def run(data: str | None, shared_root: Path, out_dir: Path, *, judge: Judge | No
     labels: dict[str, int] = {}
     for r in rows:
         labels[r["label"]] = labels.get(r["label"], 0) + 1
-    doc = {"judge": judge.name, "pairs": len(rows), "labels": labels, "target_precision": target,
-           "flag_bands": flags, "retire_bands": retires, "clear_bands": clears,
-           "retire_threshold": threshold_for(rows, ("update",), ("update",), target),
-           "flag_threshold": threshold_for(rows, ACTING, ACTING, target), "locomo": locomo_note or str(locomo),
-           "plot": str(png)}
+    doc = {
+        "judge": judge.name,
+        "pairs": len(rows),
+        "labels": labels,
+        "target_precision": target,
+        "flag_bands": flags,
+        "retire_bands": retires,
+        "clear_bands": clears,
+        "retire_threshold": threshold_for(rows, ("update",), ("update",), target),
+        "flag_threshold": threshold_for(rows, ACTING, ACTING, target),
+        "locomo": locomo_note or str(locomo),
+        "plot": str(png),
+    }
     (out_dir / "resolver_calibration.json").write_text(json.dumps(doc, indent=2) + "\n")
     (out_dir / "resolver_calibration.md").write_text(report_markdown(doc))
     doc["report"] = str(out_dir / "resolver_calibration.md")
@@ -142,25 +175,42 @@ def run(data: str | None, shared_root: Path, out_dir: Path, *, judge: Judge | No
 
 def sentences(doc: dict) -> list[str]:
     out = []
-    for name, rows in (("flags", doc["flag_bands"]), ("retirements", doc["retire_bands"]),
-                       ("clears", doc["clear_bands"])):
+    for name, rows in (
+        ("flags", doc["flag_bands"]),
+        ("retirements", doc["retire_bands"]),
+        ("clears", doc["clear_bands"]),
+    ):
         for b in rows:
             if b["total"]:
-                out.append(f"{name} between {b['band'].replace('-', ' and ')} were right {b['right']} times "
-                           f"in {b['total']}")
+                out.append(
+                    f"{name} between {b['band'].replace('-', ' and ')} were right {b['right']} times in {b['total']}"
+                )
     return out
 
 
 def report_markdown(doc: dict) -> str:
-    lines = ["# Conflict resolver calibration", "",
-             f"Judge: {doc['judge']}; {doc['pairs']} labelled pairs ({', '.join(f'{k} {v}' for k, v in doc['labels'].items())}).",
-             "", "| action | band | right | total | precision |", "|---|---|---:|---:|---:|"]
+    lines = [
+        "# Conflict resolver calibration",
+        "",
+        f"Judge: {doc['judge']}; {doc['pairs']} labelled pairs "
+        f"({', '.join(f'{k} {v}' for k, v in doc['labels'].items())}).",
+        "",
+        "| action | band | right | total | precision |",
+        "|---|---|---:|---:|---:|",
+    ]
     for name, rows in (("flag", doc["flag_bands"]), ("retire", doc["retire_bands"]), ("clear", doc["clear_bands"])):
         for b in rows:
             p = "-" if b["precision"] is None else f"{b['precision']:.2f}"
             lines.append(f"| {name} | {b['band']} | {b['right']} | {b['total']} | {p} |")
-    lines += ["", *[f"- {s}." for s in sentences(doc)], "",
-              f"Lowest confidence reaching precision {doc['target_precision']}: retire "
-              f"{doc['retire_threshold']}, flag {doc['flag_threshold']} (the defaults are 0.98 and 0.95).", "",
-              "![reliability](resolver_reliability.png)", "", f"LoCoMo pairs: {doc['locomo']}."]
+    lines += [
+        "",
+        *[f"- {s}." for s in sentences(doc)],
+        "",
+        f"Lowest confidence reaching precision {doc['target_precision']}: retire "
+        f"{doc['retire_threshold']}, flag {doc['flag_threshold']} (the defaults are 0.98 and 0.95).",
+        "",
+        "![reliability](resolver_reliability.png)",
+        "",
+        f"LoCoMo pairs: {doc['locomo']}.",
+    ]
     return "\n".join(lines) + "\n"

@@ -7,6 +7,7 @@ with its text index. No verdicts, no row objects, no caches, no audit chain, no 
 purely columnar ``bulk_set`` would still have to do. ``bench_write`` runs it beside the real
 ``bulk_set`` so the gap between the two is measured, not guessed.
 """
+
 from __future__ import annotations
 
 import gc
@@ -24,8 +25,8 @@ from memory_core.embed import make_embedder
 from memory_core.model import FactVersion
 from memory_core.projection import index_text
 from memory_core.store.lance_index import LanceIndex
-from memory_core.store.lance_read import DERIVED_COLUMNS, live_spans
 from memory_core.store.lance_index import schema as index_schema
+from memory_core.store.lance_read import DERIVED_COLUMNS, live_spans
 from memory_core.store.schema import DDL, STAGED_INSERT, arrow_versions
 from memory_core.values import canonical_json
 from memory_core.write.sensitivity import detect
@@ -37,8 +38,9 @@ def _repeat(column: pa.ChunkedArray, n: int) -> pa.Array:
     return pa.nulls(n, column.type) if not value.is_valid else pa.repeat(value, n)
 
 
-def columnar_floor(folder: Path, entries: Sequence[dict[str, Any]], template: FactVersion,
-                   cache: Path) -> dict[str, float]:
+def columnar_floor(
+    folder: Path, entries: Sequence[dict[str, Any]], template: FactVersion, cache: Path
+) -> dict[str, float]:
     """Seconds per step and in all. ``template`` supplies the columns every row shares. The cycle
     collector is off while it runs, as it is inside ``bulk_set``."""
     collecting = gc.isenabled()
@@ -77,9 +79,16 @@ def _floor(folder: Path, entries: Sequence[dict[str, Any]], template: FactVersio
     steps["embed"], step = time.perf_counter() - step, time.perf_counter()
     shared = arrow_versions(1, [template])
     columns = {name: _repeat(shared.column(name), n) for name in shared.column_names}
-    columns.update(seq=pa.array(np.arange(1, n + 1)), id=pa.array(ids), fact_id=pa.array(ids),
-                   change_id=pa.array(change_ids), key=pa.array(keys), value_json=pa.array(canonical),
-                   content_sha256=pa.array(digests), sensitivity=pa.array(tiers))
+    columns.update(
+        seq=pa.array(np.arange(1, n + 1)),
+        id=pa.array(ids),
+        fact_id=pa.array(ids),
+        change_id=pa.array(change_ids),
+        key=pa.array(keys),
+        value_json=pa.array(canonical),
+        content_sha256=pa.array(digests),
+        sensitivity=pa.array(tiers),
+    )
     staged = pa.table(columns)
     steps["arrow"], step = time.perf_counter() - step, time.perf_counter()
     con.execute("BEGIN")
@@ -108,7 +117,8 @@ def _floor(folder: Path, entries: Sequence[dict[str, Any]], template: FactVersio
     stored["live_span"] = live_spans(stored["valid_at"], stored["invalid_at"], stored["expires_at"])
     index_columns = [stored[field.name] for field in target]
     LanceIndex(folder / "floor-lance", embedder.name, embedder.dim).add(
-        pa.Table.from_arrays(index_columns, schema=target))
+        pa.Table.from_arrays(index_columns, schema=target)
+    )
     steps["index"] = time.perf_counter() - step
     steps["total"] = time.perf_counter() - started
     con.close()

@@ -7,6 +7,7 @@
 
 Every op names a scope; the owner of the rows it touches comes from the run identity.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,37 +19,37 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .audit import AuditReport
 from .clock import Clock, SystemClock
+from .document_ops import DocumentOps
 from .embed import Embedder, make_embedder
 from .errors import InvalidInput, NotFound
+from .extraction.harvest import run_harvest_job
+from .extraction.ops import ExtractionOps
+from .extraction.pipeline import BUILTIN_STEPS, Step
+from .extraction.queue import ExtractionQueueOps, run_extract_job, run_queue
+from .extraction.rules import RuleExtractor
+from .graph.ops import GraphOps
 from .identity import Identity, Namespace, Scope
 from .indexing import IndexProjector
 from .lifecycle.expiry import decide_expiry, is_anonymized
 from .lifecycle.flags import KeyOp
-from .document_ops import DocumentOps
-from .extraction.ops import ExtractionOps
-from .extraction.harvest import run_harvest_job
-from .extraction.queue import ExtractionQueueOps, run_extract_job, run_queue
-from .extraction.pipeline import BUILTIN_STEPS, Step
-from .extraction.rules import RuleExtractor
-from .graph.ops import GraphOps
 from .lifecycle.tool import LifecycleOps
-from .tenant_settings import TenantSettingsOps
 from .model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
 from .projection import value_text
 from .resolver.judge import RuleJudge
 from .resolver.run import run_pass
-from .review import ReviewOps
 from .retrieval import SearchResult
 from .retrieval.search_api import run_search
+from .review import ReviewOps
 from .sql_memory import SqlMemory, SqlResult
 from .store import DuckDBStore
 from .store.lance_index import LanceIndex
 from .store.port import KeyChange, WriteBatch
 from .temporal import parse_instant
+from .tenant_settings import TenantSettingsOps
 from .timeline import FactState, fact_at
 from .write.bulk import BulkResult, run_bulk
-from .write.import_ops import ImportOps
 from .write.config import WriteConfig, config_from_stored
+from .write.import_ops import ImportOps
 from .write.peers import PeerVectors
 from .write.point import WriteContext, after_write, audit_entry, run_set
 from .write.settle import entry_request, make_request, validate_key
@@ -70,8 +71,13 @@ class Memory:
     authoritative store alone (writes are indexed the next time it is opened with one).
     """
 
-    def __init__(self, store: DuckDBStore, clock: Clock | None = None, new_id: Callable[[], str] = _new_id,
-                 embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        store: DuckDBStore,
+        clock: Clock | None = None,
+        new_id: Callable[[], str] = _new_id,
+        embedder: Embedder | None = None,
+    ) -> None:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self._new_id = new_id
@@ -97,9 +103,17 @@ class Memory:
         self.steps[name] = step
 
     @classmethod
-    def open(cls, home: str | Path, *, clock: Clock | None = None, create: bool = True, read_only: bool = False,
-             embedder: str | Embedder | None = None, new_id: Callable[[], str] = _new_id,
-             **embedder_options: Any) -> "Memory":
+    def open(
+        cls,
+        home: str | Path,
+        *,
+        clock: Clock | None = None,
+        create: bool = True,
+        read_only: bool = False,
+        embedder: str | Embedder | None = None,
+        new_id: Callable[[], str] = _new_id,
+        **embedder_options: Any,
+    ) -> "Memory":
         home = Path(home)
         store = DuckDBStore.open(home, create=create, read_only=read_only)
         if isinstance(embedder, str):
@@ -127,8 +141,10 @@ class Memory:
     @property
     def projector(self) -> IndexProjector:
         if self.embedder is None:
-            raise InvalidInput("this memory was opened without an embedder, so it has no retrieval index; "
-                               "open it with embedder='static' (or minilm, openai, hashing)")
+            raise InvalidInput(
+                "this memory was opened without an embedder, so it has no retrieval index; "
+                "open it with embedder='static' (or minilm, openai, hashing)"
+            )
         if self._projector is None:
             index = LanceIndex(self.home / "lance", self.embedder.name, self.embedder.dim)
             if not self.store.read_only and index.upgrade_layout():
@@ -146,11 +162,15 @@ class Memory:
     def _load_peer_vectors(self, ns: Namespace) -> dict[str, tuple[str, Any]]:
         """The value vectors of a namespace's facts that can be peers, embedded once per process
         (later writes keep them current). Values only: a peer lives under another key."""
-        facts = [s for states in self.store.namespace_states(ns).values() for s in states
-                 if s.kind is Kind.FACT and self.indexable(s)]
+        facts = [
+            s
+            for states in self.store.namespace_states(ns).values()
+            for s in states
+            if s.kind is Kind.FACT and self.indexable(s)
+        ]
         out: dict[str, tuple[str, Any]] = {}
         for start in range(0, len(facts), 4096):
-            chunk = facts[start:start + 4096]
+            chunk = facts[start : start + 4096]
             vectors = self.embedder.embed([value_text(s.value) for s in chunk])
             out.update({s.fact_id: (s.key, v) for s, v in zip(chunk, vectors)})
         return out
@@ -163,9 +183,16 @@ class Memory:
         return self._sql
 
     def write_context(self) -> WriteContext:
-        return WriteContext(self.store, self.clock, self._new_id, self.write_config, self.embedder,
-                            self.projector if self.embedder is not None else None, self._peer_vectors(),
-                            lambda: getattr(self.embedder, "conflict_threshold", None))
+        return WriteContext(
+            self.store,
+            self.clock,
+            self._new_id,
+            self.write_config,
+            self.embedder,
+            self.projector if self.embedder is not None else None,
+            self._peer_vectors(),
+            lambda: getattr(self.embedder, "conflict_threshold", None),
+        )
 
     def flush(self) -> int:
         """Write queued index changes now (reads do this themselves)."""
@@ -204,11 +231,23 @@ class Memory:
                 after_write(self.write_context(), ns, rows, {})
         return counts
 
-    def run_extraction_queue(self, *, worker: str | None = None, limit: int = 8, lease_s: float = 300.0,
-                             kinds: Sequence[str] = ("extract", "harvest")) -> dict[str, int]:
+    def run_extraction_queue(
+        self,
+        *,
+        worker: str | None = None,
+        limit: int = 8,
+        lease_s: float = 300.0,
+        kinds: Sequence[str] = ("extract", "harvest"),
+    ) -> dict[str, int]:
         """Lease up to ``limit`` due extraction jobs and run them; counts by outcome."""
-        return run_queue(self, {"extract": run_extract_job, "harvest": run_harvest_job},
-                         worker=worker or f"worker-{os.getpid()}", limit=limit, lease_s=lease_s, kinds=kinds)
+        return run_queue(
+            self,
+            {"extract": run_extract_job, "harvest": run_harvest_job},
+            worker=worker or f"worker-{os.getpid()}",
+            limit=limit,
+            lease_s=lease_s,
+            kinds=kinds,
+        )
 
     def resolve(self, judge: Any = None, settings: Any = None) -> Any:
         """One conflict-resolver pass: mark new statements, judge owed ones, act (see ``resolver``)."""
@@ -241,8 +280,9 @@ class Memory:
         self.close()
 
 
-class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, ExtractionOps, ExtractionQueueOps,
-                 ImportOps, ReviewOps):
+class MemoryTool(
+    LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, ExtractionOps, ExtractionQueueOps, ImportOps, ReviewOps
+):
     """The Memory tool bound to one run identity."""
 
     def __init__(self, memory: Memory, identity: Identity, origin: str) -> None:
@@ -253,8 +293,16 @@ class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, Extract
 
     def _provenance(self, source_quote: str | None = None) -> Provenance:
         i = self.identity
-        return Provenance(tenant=i.tenant, actor=i.actor, origin=self.origin, session=i.session, run=i.run,
-                          agent=i.agent, model=i.model, source_quote=source_quote)
+        return Provenance(
+            tenant=i.tenant,
+            actor=i.actor,
+            origin=self.origin,
+            session=i.session,
+            run=i.run,
+            agent=i.agent,
+            model=i.model,
+            source_quote=source_quote,
+        )
 
     def _now(self) -> datetime:
         return self._memory.clock.now()
@@ -267,8 +315,9 @@ class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, Extract
 
     # -- writes --------------------------------------------------------------------------------
 
-    def set(self, key: str, value: Any, *, scope: str | Scope = Scope.USER, dry_run: bool = False,
-            **options: Any) -> WriteResult:
+    def set(
+        self, key: str, value: Any, *, scope: str | Scope = Scope.USER, dry_run: bool = False, **options: Any
+    ) -> WriteResult:
         """State ``value`` under ``key``. A changed value supersedes; the same value reinforces.
 
         Options: kind, memory_type, valid_at, invalid_at, observed_at, subject (who the value is
@@ -293,8 +342,9 @@ class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, Extract
             result = dataclasses.replace(result, details={**result.details, "placement": placement.to_dict()})
         return result
 
-    def bulk_set(self, entries: Sequence[dict[str, Any]], *, scope: str | Scope = Scope.USER,
-                 dry_run: bool = False) -> BulkResult:
+    def bulk_set(
+        self, entries: Sequence[dict[str, Any]], *, scope: str | Scope = Scope.USER, dry_run: bool = False
+    ) -> BulkResult:
         """Write many entries ({"key", "value", and any set option}) in one transaction: all or none.
         A locked or pinned key, a blacklisted or unchanged entry is skipped and reported."""
         namespace = self.identity.namespace(scope)
@@ -306,34 +356,41 @@ class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, Extract
 
     # -- SQL memory ----------------------------------------------------------------------------
 
-    def sql_exec(self, statement: str, params: Sequence[Any] | dict[str, Any] | None = None, *,
-                 scope: str | Scope = Scope.USER) -> SqlResult:
+    def sql_exec(
+        self, statement: str, params: Sequence[Any] | dict[str, Any] | None = None, *, scope: str | Scope = Scope.USER
+    ) -> SqlResult:
         """Run one statement (tables, inserts, updates, queries) on the scope's SQL database, in
         its own transaction. Needs the ``sql_scopes`` grant for the scope."""
         return self._memory.sql.run(self.identity.sql_namespace(scope), statement, params, query_only=False)
 
-    def sql_query(self, statement: str, params: Sequence[Any] | dict[str, Any] | None = None, *,
-                  scope: str | Scope = Scope.USER) -> SqlResult:
+    def sql_query(
+        self, statement: str, params: Sequence[Any] | dict[str, Any] | None = None, *, scope: str | Scope = Scope.USER
+    ) -> SqlResult:
         """Run one read-only statement (SELECT, EXPLAIN); ``.to_polars()`` gives a frame."""
         return self._memory.sql.run(self.identity.sql_namespace(scope), statement, params, query_only=True)
 
     # -- reads ---------------------------------------------------------------------------------
 
-    def get(self, key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None,
-            known_at: Instant = None) -> FactVersion | None:
+    def get(
+        self, key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, known_at: Instant = None
+    ) -> FactVersion | None:
         """The fact live at ``as_of`` (default now) as the store believed it at ``known_at``.
         An expired fact is hidden at once, before the sweep records it."""
         key = validate_key(key)
         namespace = self.identity.namespace(scope)
         when, known = self._read_times(as_of, known_at)
         now = self._now()
-        states = [s for s in self._store.fact_states(namespace, key, known)
-                  if s.status.value in VISIBLE_STATUSES and not s.expired(now)]
+        states = [
+            s
+            for s in self._store.fact_states(namespace, key, known)
+            if s.status.value in VISIBLE_STATUSES and not s.expired(now)
+        ]
         found = fact_at([FactState(s.fact_id, s.content_sha256, s.valid_at, s.invalid_at) for s in states], when)
         return None if found is None else next(s for s in states if s.fact_id == found.fact_id)
 
-    def list(self, *, scope: str | Scope = Scope.USER, as_of: Instant = None,
-             known_at: Instant = None) -> list[FactVersion]:
+    def list(
+        self, *, scope: str | Scope = Scope.USER, as_of: Instant = None, known_at: Instant = None
+    ) -> list[FactVersion]:
         """Every key of the scope with a fact live at ``as_of``, ordered by key."""
         namespace = self.identity.namespace(scope)
         when, known = self._read_times(as_of, known_at)
@@ -349,26 +406,64 @@ class MemoryTool(LifecycleOps, TenantSettingsOps, DocumentOps, GraphOps, Extract
             raise NotFound(f"no history: no key {key!r} in scope {namespace.scope.value}", key=key)
         return rows
 
-    def recall(self, query: str, *, scope: str | Scope = Scope.USER, k: int = 10, recipe: str = "hybrid_rrf",
-               as_of: Instant = None, sources: Iterable[str | Kind] | None = None, observed_from: Instant = None,
-               observed_to: Instant = None, token_budget: int | None = None,
-               participants: Iterable[str] = ()) -> SearchResult:
+    def recall(
+        self,
+        query: str,
+        *,
+        scope: str | Scope = Scope.USER,
+        k: int = 10,
+        recipe: str = "hybrid_rrf",
+        as_of: Instant = None,
+        sources: Iterable[str | Kind] | None = None,
+        observed_from: Instant = None,
+        observed_to: Instant = None,
+        token_budget: int | None = None,
+        participants: Iterable[str] = (),
+    ) -> SearchResult:
         """What have I been told about ``query``? Facts and notes by default.
 
         ``participants`` names the people of a conversation: the semantic leg ignores their names,
         and a recipe with a subject prior favours rows of the one participant the query names.
         """
-        return run_search(self, query, scope=scope, k=k, recipe=recipe, as_of=as_of,
-                          sources=sources if sources is not None else (Kind.FACT, Kind.NOTE),
-                          observed_from=observed_from, observed_to=observed_to, token_budget=token_budget,
-                          participants=participants)
+        return run_search(
+            self,
+            query,
+            scope=scope,
+            k=k,
+            recipe=recipe,
+            as_of=as_of,
+            sources=sources if sources is not None else (Kind.FACT, Kind.NOTE),
+            observed_from=observed_from,
+            observed_to=observed_to,
+            token_budget=token_budget,
+            participants=participants,
+        )
 
-    def search(self, query: str, *, scope: str | Scope = Scope.USER, k: int = 10, recipe: str = "hybrid_rrf",
-               as_of: Instant = None, sources: Iterable[str | Kind] | None = None, observed_from: Instant = None,
-               observed_to: Instant = None, token_budget: int | None = None,
-               participants: Iterable[str] = ()) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | Scope = Scope.USER,
+        k: int = 10,
+        recipe: str = "hybrid_rrf",
+        as_of: Instant = None,
+        sources: Iterable[str | Kind] | None = None,
+        observed_from: Instant = None,
+        observed_to: Instant = None,
+        token_budget: int | None = None,
+        participants: Iterable[str] = (),
+    ) -> SearchResult:
         """Where did I record ``query``? Every plane by default; ``sources`` narrows it."""
-        return run_search(self, query, scope=scope, k=k, recipe=recipe, as_of=as_of,
-                          sources=sources if sources is not None else tuple(Kind),
-                          observed_from=observed_from, observed_to=observed_to, token_budget=token_budget,
-                          participants=participants)
+        return run_search(
+            self,
+            query,
+            scope=scope,
+            k=k,
+            recipe=recipe,
+            as_of=as_of,
+            sources=sources if sources is not None else tuple(Kind),
+            observed_from=observed_from,
+            observed_to=observed_to,
+            token_budget=token_budget,
+            participants=participants,
+        )

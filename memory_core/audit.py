@@ -5,6 +5,7 @@ recomputes the chain and reports the first row that was edited, removed or moved
 version row names the audit row that records it, and a write that appends no version row keeps
 the chain's head apart, so removing the newest rows is caught too.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -52,8 +53,17 @@ class AuditReport:
 
 def row_hash(seq: int, entry: AuditEntry, prev_hash: str) -> str:
     payload = [
-        seq, entry.at.isoformat(), entry.tenant, entry.scope, entry.owner_id, entry.key, entry.op,
-        entry.version_ids, entry.content_sha256, entry.actor, prev_hash,
+        seq,
+        entry.at.isoformat(),
+        entry.tenant,
+        entry.scope,
+        entry.owner_id,
+        entry.key,
+        entry.op,
+        entry.version_ids,
+        entry.content_sha256,
+        entry.actor,
+        prev_hash,
     ]
     return hashlib.sha256(json.dumps(payload, separators=(",", ":")).encode("utf-8")).hexdigest()
 
@@ -72,7 +82,9 @@ def verify(rows: Iterable[AuditRow], head: tuple[int, str] | None, floor_seq: in
     hashes: dict[int, str] = {}
     for count, row in enumerate(rows, start=1):
         if row.seq != count:
-            return AuditReport(False, count, f"expected seq {count}, found {row.seq}: a row was removed or moved", row.seq)
+            return AuditReport(
+                False, count, f"expected seq {count}, found {row.seq}: a row was removed or moved", row.seq
+            )
         if row.prev_hash != expected_prev:
             return AuditReport(False, count, "prev_hash does not match the previous row: the chain is broken", row.seq)
         if row_hash(row.seq, row.entry, row.prev_hash) != row.row_hash:
@@ -86,6 +98,10 @@ def verify(rows: Iterable[AuditRow], head: tuple[int, str] | None, floor_seq: in
         if hashes.get(head_seq) != head_hash:
             return AuditReport(False, count, f"the chain ends before its recorded head (seq {head_seq})", head_seq)
     if end < floor_seq:
-        return AuditReport(False, count, f"version rows name audit row {floor_seq}, the chain ends at {end}: "
-                                         "its newest rows were removed", floor_seq)
+        return AuditReport(
+            False,
+            count,
+            f"version rows name audit row {floor_seq}, the chain ends at {end}: its newest rows were removed",
+            floor_seq,
+        )
     return AuditReport(True, count)

@@ -3,6 +3,7 @@
 Every command takes ``--json`` and then prints exactly one JSON document on stdout. An error
 prints ``{"error": {"code", "status", "message"}}``, exits non-zero, and changes nothing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                        help="print exactly one JSON document on stdout")
+    parser.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print exactly one JSON document on stdout"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,8 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", help="run identity: run id")
     p.add_argument("--model", help="run identity: model that produced the writes")
     p.add_argument("--admin", action="store_true", help="admin grant (needed for scope global)")
-    p.add_argument("--embedder", help="static | minilm | hashing | openai | none "
-                                      "(default: $MEMCORE_EMBEDDER, else static); none keeps no index")
+    p.add_argument(
+        "--embedder",
+        help="static | minilm | hashing | openai | none (default: $MEMCORE_EMBEDDER, else static); none keeps no index",
+    )
     p.add_argument("--embedder-base-url", help="openai embedder: base URL of the endpoint")
     p.add_argument("--embedder-model", help="openai embedder: model name")
     p.add_argument("--embedder-dim", type=int, help="openai embedder: vector dimension")
@@ -69,11 +73,28 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=help_text, description=help_text)
         if key:
             sp.add_argument("key")
-        if name not in {"audit", "index", "sweep-expired", "configure", "configure-type", "ontology-set",
-                        "ontology-get", "place", "work-queue", "resolve"}:
-            sp.add_argument("--scope", default="user", help="agent | user | tenant | global (default: user)"
-                            + ("; auto: placed by the tenant ontology (needs --subject and --subject-type)"
-                               if name == "set" else ""))
+        if name not in {
+            "audit",
+            "index",
+            "sweep-expired",
+            "configure",
+            "configure-type",
+            "ontology-set",
+            "ontology-get",
+            "place",
+            "work-queue",
+            "resolve",
+        }:
+            sp.add_argument(
+                "--scope",
+                default="user",
+                help="agent | user | tenant | global (default: user)"
+                + (
+                    "; auto: placed by the tenant ontology (needs --subject and --subject-type)"
+                    if name == "set"
+                    else ""
+                ),
+            )
         _json_flag(sp)
         return sp
 
@@ -86,8 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--type", dest="memory_type", default="general", help="memory_type (default: general)")
     s.add_argument("--kind", default="fact", help="fact | note | document (default: fact)")
     add_set_options(s)
-    for name, text in (("get", "the value live now, or at --as-of, as known at --known-at"),
-                       ("list", "every key with a live value")):
+    for name, text in (
+        ("get", "the value live now, or at --as-of, as known at --known-at"),
+        ("list", "every key with a live value"),
+    ):
         g = op(name, text, key=(name == "get"))
         g.add_argument("--as-of", help="valid time to read at (default: now, or --known-at)")
         g.add_argument("--known-at", help="transaction time: what the store held at that instant")
@@ -96,8 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_verbs(op)
     add_extract_verbs(op)
     op("history", "every version of a key, oldest first")
-    for name, text, default in (("recall", "what have I been told about QUERY (facts and notes)", "fact,note"),
-                                ("search", "where did I record QUERY (every plane)", "fact,note,document")):
+    for name, text, default in (
+        ("recall", "what have I been told about QUERY (facts and notes)", "fact,note"),
+        ("search", "where did I record QUERY (every plane)", "fact,note,document"),
+    ):
         r = op(name, text, key=False)
         r.add_argument("query")
         r.add_argument("--k", type=int, default=10, help="hits to return (default 10)")
@@ -111,15 +136,25 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("action", choices=["verify"])
     ev = sub.add_parser("eval", help="run an evaluation and write its report (evals/)")
     _json_flag(ev)
-    ev.add_argument("suite", choices=["locomo", "coref", "observations", "resolver"],
-                    help="locomo: retrieval recall@k; coref: per-span vs whole-batch extraction (MuDoCo and "
-                         "synthetic, McNemar); observations: extraction recall against LoCoMo observations; "
-                         "resolver: the conflict resolver's calibration on labelled pairs")
+    ev.add_argument(
+        "suite",
+        choices=["locomo", "coref", "observations", "resolver"],
+        help="locomo: retrieval recall@k; coref: per-span vs whole-batch extraction (MuDoCo and "
+        "synthetic, McNemar); observations: extraction recall against LoCoMo observations; "
+        "resolver: the conflict resolver's calibration on labelled pairs",
+    )
     ev.add_argument("--data", help="the corpus file or folder (default: ../shared/corpora/<locomo|mudoco>)")
-    ev.add_argument("--runs", help="locomo: comma-separated runs: bm25_only, static, minilm, hybrid(static), "
-                                   "hybrid(minilm), or EMBEDDER:RECIPE (default: all named runs)")
-    ev.add_argument("--embedder", dest="eval_embedder", default="static",
-                    help="observations: the embedder that matches facts to observations (default static)")
+    ev.add_argument(
+        "--runs",
+        help="locomo: comma-separated runs: bm25_only, static, minilm, hybrid(static), "
+        "hybrid(minilm), or EMBEDDER:RECIPE (default: all named runs)",
+    )
+    ev.add_argument(
+        "--embedder",
+        dest="eval_embedder",
+        default="static",
+        help="observations: the embedder that matches facts to observations (default static)",
+    )
     ev.add_argument("--out", help="report folder (default: <home>/reports/<suite>)")
     ev.add_argument("--limit", type=int, help="only the first N conversations (for a quick look)")
     ix = op("index", "the retrieval index: status, optimize, repair, rebuild", key=False)
@@ -130,8 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
 def _identity(args: argparse.Namespace) -> Identity:
     if not args.tenant:
         raise IdentityIncomplete("--tenant is required for memory operations")
-    return Identity(tenant=args.tenant, user=args.user, agent=args.agent, session=args.session, run=args.run,
-                    model=args.model, admin=args.admin)
+    return Identity(
+        tenant=args.tenant,
+        user=args.user,
+        agent=args.agent,
+        session=args.session,
+        run=args.run,
+        model=args.model,
+        admin=args.admin,
+    )
 
 
 def _fact_line(v: FactVersion) -> str:
@@ -171,8 +213,11 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
     # Refuse before touching the home.
     identity = None if args.op in {"audit", "index", "work-queue", "resolve", *NO_IDENTITY} else _identity(args)
     embedder = resolve_embedder(args.embedder)
-    options = {k: v for k, v in (("base_url", args.embedder_base_url), ("model", args.embedder_model),
-                                  ("dim", args.embedder_dim)) if v}
+    options = {
+        k: v
+        for k, v in (("base_url", args.embedder_base_url), ("model", args.embedder_model), ("dim", args.embedder_dim))
+        if v
+    }
     with Memory.open(home, create=writes, embedder=None if embedder == "none" else embedder, **options) as memory:
         if args.op == "audit":
             report = memory.verify_audit()
@@ -190,13 +235,22 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
             return run_verb(memory, tool, args)
         if args.op in {"recall", "search"}:
             found = getattr(tool, args.op)(
-                args.query, scope=args.scope, k=args.k, recipe=args.recipe, as_of=args.as_of,
-                sources=[s for s in args.sources.split(",") if s.strip()], observed_from=args.observed_from,
-                observed_to=args.observed_to, token_budget=args.token_budget)
+                args.query,
+                scope=args.scope,
+                k=args.k,
+                recipe=args.recipe,
+                as_of=args.as_of,
+                sources=[s for s in args.sources.split(",") if s.strip()],
+                observed_from=args.observed_from,
+                observed_to=args.observed_to,
+                token_budget=args.token_budget,
+            )
             lines = [f"verdict: {found.verdict}" + ("" if found.sources_applied else "  (sources not fully applied)")]
-            lines += [f"{i}. [{h.kind.value}] {h.key} = {json.dumps(h.value, ensure_ascii=False)}  "
-                      + " ".join(f"{leg}#{s.rank}:{s.score:.3f}" for leg, s in h.legs.items())
-                      for i, h in enumerate(found.hits, start=1)]
+            lines += [
+                f"{i}. [{h.kind.value}] {h.key} = {json.dumps(h.value, ensure_ascii=False)}  "
+                + " ".join(f"{leg}#{s.rank}:{s.score:.3f}" for leg, s in h.legs.items())
+                for i, h in enumerate(found.hits, start=1)
+            ]
             lines += [f"note: {n}" for n in found.notes]
             return found.to_dict(), "\n".join(lines), 0
         if args.op == "set":
@@ -206,9 +260,18 @@ def _run_in(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
                     value = json.loads(args.value)
                 except json.JSONDecodeError:
                     value = args.value
-            result = tool.set(args.key, value, scope=args.scope, kind=args.kind, memory_type=args.memory_type,
-                              valid_at=args.valid_at, invalid_at=args.invalid_at, observed_at=args.observed_at,
-                              dry_run=args.dry_run, **set_options(args))
+            result = tool.set(
+                args.key,
+                value,
+                scope=args.scope,
+                kind=args.kind,
+                memory_type=args.memory_type,
+                valid_at=args.valid_at,
+                invalid_at=args.invalid_at,
+                observed_at=args.observed_at,
+                dry_run=args.dry_run,
+                **set_options(args),
+            )
             line = _fact_line(result.version) if result.version else args.key
             if "merged_into" in result.details:
                 line = f"{args.key} -> {result.details['merged_into']} (no new row; that fact was reinforced)"
@@ -243,9 +306,14 @@ def _index_op(memory: Memory, action: str) -> tuple[Any, str, int]:
     elif action == "optimize":
         doc = {"action": action, **projector.index.optimize()}
     else:
-        doc = {"action": action, "rows": projector.index.count(), "unindexed_rows": projector.index.unindexed_rows(),
-               "pending_repairs": len(memory.store.pending_projection_failures()),
-               "embedder": projector.embedder.name, "dim": projector.embedder.dim}
+        doc = {
+            "action": action,
+            "rows": projector.index.count(),
+            "unindexed_rows": projector.index.unindexed_rows(),
+            "pending_repairs": len(memory.store.pending_projection_failures()),
+            "embedder": projector.embedder.name,
+            "dim": projector.embedder.dim,
+        }
     return doc, " ".join(f"{k}={v}" for k, v in doc.items()), 0
 
 

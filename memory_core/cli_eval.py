@@ -1,4 +1,5 @@
 """``memcore eval SUITE``: run an evaluation from ``evals/`` and write its report."""
+
 from __future__ import annotations
 
 import argparse
@@ -24,17 +25,40 @@ def run_eval(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
             from evals.resolver_calibration import sentences
 
             doc = run_calibration(args.data, shared_root(), out, progress=progress)
-            return doc, "\n".join([*sentences(doc), f"retire threshold for precision {doc['target_precision']}: "
-                                    f"{doc['retire_threshold']}; flag: {doc['flag_threshold']}",
-                                    f"report: {doc['report']}"]), 0
+            return (
+                doc,
+                "\n".join(
+                    [
+                        *sentences(doc),
+                        f"retire threshold for precision {doc['target_precision']}: "
+                        f"{doc['retire_threshold']}; flag: {doc['flag_threshold']}",
+                        f"report: {doc['report']}",
+                    ]
+                ),
+                0,
+            )
         if args.suite == "observations":
             from evals.observations import run as run_observations
             from evals.observations import table_markdown as observation_table
 
-            doc = run_observations(args.data, shared_root(), out, home / "models", embedder=args.eval_embedder,
-                                   limit=args.limit, progress=progress)
-            return doc, (f"tau = {doc['calibration']['tau']} ({doc['embedder']})\n"
-                         + observation_table(doc["results"]) + f"\nreport: {doc['report']}"), 0
+            doc = run_observations(
+                args.data,
+                shared_root(),
+                out,
+                home / "models",
+                embedder=args.eval_embedder,
+                limit=args.limit,
+                progress=progress,
+            )
+            return (
+                doc,
+                (
+                    f"tau = {doc['calibration']['tau']} ({doc['embedder']})\n"
+                    + observation_table(doc["results"])
+                    + f"\nreport: {doc['report']}"
+                ),
+                0,
+            )
         from evals.locomo_cli import evaluate, parse_specs
 
         try:
@@ -44,6 +68,8 @@ def run_eval(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
         doc = evaluate(args.data, shared_root(), out, home / "models", specs, args.limit, progress=progress)
     except FileNotFoundError as exc:  # the corpus is not where we looked: say where, and how to point elsewhere
         raise DataNotFound(str(exc)) from None
-    rows = [f"{r['name']:<18} R@5 {r['r@5']:5.1f}  R@10 {r['r@10']:5.1f}  R@25 {r['r@25']:5.1f}  R@50 {r['r@50']:5.1f}"
-            for r in doc["results"]]
+    rows = [
+        f"{r['name']:<18} R@5 {r['r@5']:5.1f}  R@10 {r['r@10']:5.1f}  R@25 {r['r@25']:5.1f}  R@50 {r['r@50']:5.1f}"
+        for r in doc["results"]
+    ]
     return doc, "\n".join(rows + [f"report: {doc['report']}"]), 0

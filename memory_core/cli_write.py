@@ -1,6 +1,7 @@
 """The write, lifecycle and SQL verbs of ``memcore``: set options, bulk-set, import, lock / pin /
 promote / demote / reject, delete-version, redact, snapshot, restore-snapshot, rollback,
 sweep-expired, the tenant's write settings, and sql-exec / sql-query."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,9 +24,25 @@ FLAG_VERBS = {
     "reject": "mark the live value wrong: hidden, kept in history, undone by restore",
 }
 # Verbs that may create the home; a refused one leaves no trace of it.
-WRITE_VERBS = {"set", "delete", "restore", "delete-version", "redact", "bulk-set", "import", "restore-snapshot",
-               "rollback", "sweep-expired", "configure", "configure-type", "sql-exec", "ontology-set", "doc-put",
-               "doc-delete", *FLAG_VERBS}
+WRITE_VERBS = {
+    "set",
+    "delete",
+    "restore",
+    "delete-version",
+    "redact",
+    "bulk-set",
+    "import",
+    "restore-snapshot",
+    "rollback",
+    "sweep-expired",
+    "configure",
+    "configure-type",
+    "sql-exec",
+    "ontology-set",
+    "doc-put",
+    "doc-delete",
+    *FLAG_VERBS,
+}
 OTHER_VERBS = {"snapshot", "sql-query", "ontology-get", "place", "doc-get", "doc-list", "list-facts", "graph-recall"}
 NO_IDENTITY = {"sweep-expired"}
 
@@ -35,8 +52,12 @@ def add_set_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--context", help="words that help find the value without being it")
     s.add_argument("--pin", action="store_true", help="pin the value (also: change a pinned one)")
     s.add_argument("--proposed", action="store_true", help="state it as a proposal")
-    s.add_argument("--if-match", dest="if_match_sha256", metavar="SHA",
-                   help="write only if the key's live value has this content_sha256")
+    s.add_argument(
+        "--if-match",
+        dest="if_match_sha256",
+        metavar="SHA",
+        help="write only if the key's live value has this content_sha256",
+    )
     s.add_argument("--ttl", dest="ttl_seconds", type=float, metavar="N", help="expire after N seconds")
     s.add_argument("--on-expire", choices=["tombstone", "demote", "anonymize"], help="what expiry does")
     s.add_argument("--sensitivity", choices=["low", "normal", "high"], help="raise (never lower) the tier")
@@ -44,9 +65,14 @@ def add_set_options(s: argparse.ArgumentParser) -> None:
     s.add_argument("--confidence", type=float, help="0 < c <= 1 (default 1)")
     s.add_argument("--dry-run", action="store_true", help="answer the verdict, write nothing")
     s.add_argument("--subject-type", help="the subject's entity type (placement with --scope auto; the graph)")
-    s.add_argument("--relation", dest="relations", action="append", metavar="S|R|O",
-                   help="a graph fact the value states: 'subject|relation|object' or a JSON object "
-                        "{subject, relation, object, valid_from, valid_to}; repeat for more (at most 8)")
+    s.add_argument(
+        "--relation",
+        dest="relations",
+        action="append",
+        metavar="S|R|O",
+        help="a graph fact the value states: 'subject|relation|object' or a JSON object "
+        "{subject, relation, object, valid_from, valid_to}; repeat for more (at most 8)",
+    )
 
 
 def add_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
@@ -56,8 +82,10 @@ def add_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
     dv.add_argument("version", type=int)
     rd = op("redact", "scrub one historical version's value (and its copies) in place; not the live head")
     rd.add_argument("version_id")
-    for name, text in (("bulk-set", "write a JSON list (or JSON lines) of {key, value, ...} in one transaction"),
-                       ("import", "import texts (JSON list of strings or {text, valid_at, ...}; or plain lines)")):
+    for name, text in (
+        ("bulk-set", "write a JSON list (or JSON lines) of {key, value, ...} in one transaction"),
+        ("import", "import texts (JSON list of strings or {text, valid_at, ...}; or plain lines)"),
+    ):
         b = op(name, text, key=False)
         b.add_argument("file", help="a file, or - for standard input")
         b.add_argument("--dry-run", action="store_true", help="run every check, write nothing")
@@ -70,9 +98,11 @@ def add_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
     rb.add_argument("--apply", action="store_true", help="write the rollback (default: show the plan)")
     op("sweep-expired", "apply on_expire to every fact past its expires_at (all tenants)", key=False)
     cf = op("configure", "change the tenant's write settings (admin): NAME=JSON ...", key=False)
-    cf.add_argument("settings", nargs="*", help="e.g. policy=\"newest_wins\" conflict_threshold=0.8")
-    for name, text in (("sql-exec", "run one statement on the scope's SQL memory (tables, inserts, queries)"),
-                       ("sql-query", "run one read-only statement (SELECT, EXPLAIN) on the scope's SQL memory")):
+    cf.add_argument("settings", nargs="*", help='e.g. policy="newest_wins" conflict_threshold=0.8')
+    for name, text in (
+        ("sql-exec", "run one statement on the scope's SQL memory (tables, inserts, queries)"),
+        ("sql-query", "run one read-only statement (SELECT, EXPLAIN) on the scope's SQL memory"),
+    ):
         q = op(name, text, key=False)
         q.add_argument("statement")
         q.add_argument("--params", help="a JSON list (for ?) or object (for $name) of parameters")
@@ -92,8 +122,9 @@ def add_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
     lf.add_argument("subject")
     lf.add_argument("--relation", help="only this relation")
     lf.add_argument("--as-of", help="valid time to read at (default now)")
-    gr = op("graph-recall", "the graph around ENTITY: facts within --hops, entities reached, document chunks",
-            key=False)
+    gr = op(
+        "graph-recall", "the graph around ENTITY: facts within --hops, entities reached, document chunks", key=False
+    )
     gr.add_argument("entity")
     gr.add_argument("--hops", type=int, default=1, help="1 to 3 (default 1)")
     gr.add_argument("--as-of", help="valid time to read at (default now)")
@@ -124,21 +155,25 @@ def _entries(text: str, plain_lines: bool) -> list[Any]:
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"the file is not a JSON list: {exc}", field="file") from None
     items = []
-    for number, line in enumerate(l for l in text.splitlines() if l.strip()):
+    for number, line in enumerate(t for t in text.splitlines() if t.strip()):
         try:
             items.append(json.loads(line))
         except json.JSONDecodeError:
             if not plain_lines:
-                raise InvalidInput(f"line {number + 1} is not JSON (bulk-set takes a JSON list or JSON lines)",
-                                   field="file") from None
+                raise InvalidInput(
+                    f"line {number + 1} is not JSON (bulk-set takes a JSON list or JSON lines)", field="file"
+                ) from None
             items.append(line.strip())
     return items
 
 
 def _graph_line(fact: Any) -> str:
     until = fact.ended_at or fact.valid_to
-    return (f"{fact.subject} {fact.relation} {fact.object}  from {fact.start.isoformat()}"
-            + (f" until {until.isoformat()}" if until else "") + f"  ({', '.join(r['key'] for r in fact.rows)})")
+    return (
+        f"{fact.subject} {fact.relation} {fact.object}  from {fact.start.isoformat()}"
+        + (f" until {until.isoformat()}" if until else "")
+        + f"  ({', '.join(r['key'] for r in fact.rows)})"
+    )
 
 
 def _json_option(text: str | None, name: str) -> Any:
@@ -169,8 +204,19 @@ def _write_line(result: WriteResult) -> str:
 
 
 def set_options(args: argparse.Namespace) -> dict[str, Any]:
-    names = ("subject", "context", "pin", "proposed", "if_match_sha256", "ttl_seconds", "on_expire", "sensitivity",
-             "source_class", "confidence", "subject_type")
+    names = (
+        "subject",
+        "context",
+        "pin",
+        "proposed",
+        "if_match_sha256",
+        "ttl_seconds",
+        "on_expire",
+        "sensitivity",
+        "source_class",
+        "confidence",
+        "subject_type",
+    )
     out = {n: getattr(args, n) for n in names if getattr(args, n) not in (None, False)}
     if getattr(args, "relations", None):
         out["relations"] = [_relation(text) for text in args.relations]
@@ -221,39 +267,63 @@ def run_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Namespace) 
         plan = tool.rollback(args.to, scope=args.scope, apply=args.apply)
         lines = [f"{s['action']:<15} {s['key']}" for s in plan["steps"]]
         head = "applied" if plan["applied"] else "dry run (add --apply to write it)"
-        return plan, "\n".join([f"rollback to {plan['to']}: {head}", *lines,
-                                f"{plan['unchanged']} key(s) unchanged"]), 0
+        return (
+            plan,
+            "\n".join([f"rollback to {plan['to']}: {head}", *lines, f"{plan['unchanged']} key(s) unchanged"]),
+            0,
+        )
     if verb in ("sql-exec", "sql-query"):
         params = _json_option(args.params, "params")
         result = getattr(tool, verb.replace("-", "_"))(args.statement, params, scope=args.scope)
-        lines = [" | ".join(result.columns)] + [" | ".join(map(str, r)) for r in result.rows] if result.columns \
+        lines = (
+            [" | ".join(result.columns)] + [" | ".join(map(str, r)) for r in result.rows]
+            if result.columns
             else [f"{result.statement_type}: done"]
+        )
         if result.truncated:
             lines.append(f"(cut to the first {len(result.rows)} rows)")
         return result.to_dict(), "\n".join(lines), 0
     if verb == "doc-put":
-        result = tool.doc_put(args.key, _read(args.file), metadata=_json_option(args.metadata, "metadata"),
-                              title=args.title, scope=args.scope)
+        result = tool.doc_put(
+            args.key,
+            _read(args.file),
+            metadata=_json_option(args.metadata, "metadata"),
+            title=args.title,
+            scope=args.scope,
+        )
         return result.to_dict(), f"{result.verdict}: {args.key} ({result.details['chunks']} chunks)", 0
     if verb == "doc-get":
         doc = tool.doc_get(args.key, scope=args.scope, as_of=args.as_of, known_at=args.known_at)
-        return ({"key": args.key, "found": doc is not None, "document": doc},
-                doc["body"] if doc else f"{args.key}: no document", 0)
+        return (
+            {"key": args.key, "found": doc is not None, "document": doc},
+            doc["body"] if doc else f"{args.key}: no document",
+            0,
+        )
     if verb == "doc-list":
         docs = tool.doc_list(scope=args.scope)
-        return {"count": len(docs), "documents": docs}, "\n".join(
-            f"{d['key']}  {d['title']}  ({d['chunks']} chunks)" for d in docs) or "(no documents)", 0
+        return (
+            {"count": len(docs), "documents": docs},
+            "\n".join(f"{d['key']}  {d['title']}  ({d['chunks']} chunks)" for d in docs) or "(no documents)",
+            0,
+        )
     if verb == "doc-delete":
         result = tool.doc_delete(args.key, scope=args.scope)
         return result.to_dict(), f"deleted: {args.key} ({result.details['chunks_deleted']} chunks)", 0
     if verb == "ontology-set":
         doc = tool.ontology_set(_read(args.file))
-        return doc, f"ontology v{doc['version']}: " + ", ".join(
-            f"{name} ({t['memory_scope'] or 'no scope'})" for name, t in doc["types"].items()), 0
+        return (
+            doc,
+            f"ontology v{doc['version']}: "
+            + ", ".join(f"{name} ({t['memory_scope'] or 'no scope'})" for name, t in doc["types"].items()),
+            0,
+        )
     if verb == "ontology-get":
         ontology = tool.ontology_get()
-        doc = {"version": ontology.version, "sha256": ontology.sha256, "markdown": ontology.markdown} if ontology \
+        doc = (
+            {"version": ontology.version, "sha256": ontology.sha256, "markdown": ontology.markdown}
+            if ontology
             else {"version": None}
+        )
         return doc, ontology.markdown if ontology else "(no ontology)", 0
     if verb == "list-facts":
         facts = tool.list_facts(args.subject, scope=args.scope, as_of=args.as_of, relation=args.relation)
@@ -261,8 +331,10 @@ def run_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Namespace) 
         return doc, "\n".join(_graph_line(f) for f in facts) or "(no current facts)", 0
     if verb == "graph-recall":
         found = tool.graph_recall(args.entity, scope=args.scope, hops=args.hops, as_of=args.as_of)
-        lines = [f"{name} (hop {e['hop']}{', ' + '/'.join(e['types']) if e['types'] else ''})"
-                 for name, e in found.entities.items()]
+        lines = [
+            f"{name} (hop {e['hop']}{', ' + '/'.join(e['types']) if e['types'] else ''})"
+            for name, e in found.entities.items()
+        ]
         lines += [_graph_line(f) for f in found.facts]
         lines += [f"document {d['key']} [{d['fact_class']}]: {d['text'][:80]!r}" for d in found.documents]
         return found.to_dict(), "\n".join(lines), 0

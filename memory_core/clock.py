@@ -1,4 +1,5 @@
 """The injected clock. Core code asks a Clock for the time; it never calls datetime.now()."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone

@@ -1,4 +1,5 @@
 """Settings read from the environment. The only module below the CLI that may read env vars."""
+
 from __future__ import annotations
 
 import os

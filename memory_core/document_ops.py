@@ -4,13 +4,21 @@ A put writes the document row and its chunks in one transaction through the bulk
 unchanged chunk is a restatement that writes nothing, a changed one supersedes, and chunks a
 shorter body no longer has are tombstoned in the same transaction.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .documents import (DOC_PREFIX, chunk_key, chunk_markdown, doc_row_key, is_entity, validate_doc_key,
-                        validate_metadata)
+from .documents import (
+    DOC_PREFIX,
+    chunk_key,
+    chunk_markdown,
+    doc_row_key,
+    is_entity,
+    validate_doc_key,
+    validate_metadata,
+)
 from .errors import NotFound
 from .graph.model import DOCUMENTED_IN, Relation, entity_id
 from .identity import Scope
@@ -31,8 +39,15 @@ def _entity_links(meta: dict[str, Any], key: str) -> tuple[Relation, ...] | None
     """An entity chunk joins the graph: (subject, documented_in, the chunk's key), typed and classed."""
     if not is_entity(meta):
         return None
-    return (Relation(entity_id(str(meta["subject"])), DOCUMENTED_IN, key,
-                     subject_type=str(meta["entity_type"]).strip().casefold(), fact_class=str(meta["fact_class"])),)
+    return (
+        Relation(
+            entity_id(str(meta["subject"])),
+            DOCUMENTED_IN,
+            key,
+            subject_type=str(meta["entity_type"]).strip().casefold(),
+            fact_class=str(meta["fact_class"]),
+        ),
+    )
 
 
 class DocumentOps:
@@ -42,8 +57,17 @@ class DocumentOps:
         prefix = chunk_key(doc_key, 0)[:-4]
         return sorted(k for k in self._memory.store.keys(namespace) if k.startswith(prefix))
 
-    def doc_put(self, doc_key: str, body: str, *, metadata: dict[str, Any] | None = None, title: str | None = None,
-                scope: str | Scope = Scope.USER, valid_at: Instant = None, observed_at: Instant = None) -> WriteResult:
+    def doc_put(
+        self,
+        doc_key: str,
+        body: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        title: str | None = None,
+        scope: str | Scope = Scope.USER,
+        valid_at: Instant = None,
+        observed_at: Instant = None,
+    ) -> WriteResult:
         """Store a Markdown document as chunks (searchable as kind ``document``). Metadata with
         ``subject``, ``entity_type`` and ``fact_class`` makes its chunks entity chunks."""
         doc_key = validate_doc_key(doc_key)
@@ -56,26 +80,52 @@ class DocumentOps:
         head = {"title": title, "metadata": meta, "chunks": len(chunks), "entity": is_entity(meta)}
         common = {"kind": Kind.DOCUMENT, "valid_at": valid_at, "observed_at": observed_at}
         entries = [{"key": doc_row_key(doc_key), "value": head, "memory_type": "document", **common}]
-        entries += [{"key": chunk_key(doc_key, c.index), "value": c.text, "memory_type": "document_chunk",
-                     "subject": str(meta["subject"]) if is_entity(meta) else None,
-                     "relations": _entity_links(meta, chunk_key(doc_key, c.index)),
-                     "context": " > ".join([title, *c.heading_path]), **common} for c in chunks]
+        entries += [
+            {
+                "key": chunk_key(doc_key, c.index),
+                "value": c.text,
+                "memory_type": "document_chunk",
+                "subject": str(meta["subject"]) if is_entity(meta) else None,
+                "relations": _entity_links(meta, chunk_key(doc_key, c.index)),
+                "context": " > ".join([title, *c.heading_path]),
+                **common,
+            }
+            for c in chunks
+        ]
         requests = [entry_request(namespace, i, e, provenance, now) for i, e in enumerate(entries)]
         with memory.store.locked():
             stale = []
-            for key in self._chunk_keys(namespace, doc_key)[len(chunks):]:
+            for key in self._chunk_keys(namespace, doc_key)[len(chunks) :]:
                 states = tuple(memory.store.fact_states(namespace, key))
                 if any(s.status.value in VISIBLE_STATUSES for s in states):
-                    stale.extend(decide_delete(KeyOp(namespace, key, states, self.identity.actor, now,  # type: ignore[attr-defined]
-                                                     memory._new_id)).rows)
+                    stale.extend(
+                        decide_delete(
+                            KeyOp(
+                                namespace,
+                                key,
+                                states,
+                                self.identity.actor,
+                                now,  # type: ignore[attr-defined]
+                                memory._new_id,
+                            )
+                        ).rows
+                    )
             result = run_bulk(memory.write_context(), requests, check_cap=0, operation="doc_put", extra=stale)
         verdict = "unchanged" if not result.written else "written"
-        return WriteResult(verdict, doc_row_key(doc_key), result.written,
-                           {"chunks": len(chunks), "chunks_unchanged": len(result.skipped_unchanged),
-                            "chunks_retired": len({r.key for r in stale})})
+        return WriteResult(
+            verdict,
+            doc_row_key(doc_key),
+            result.written,
+            {
+                "chunks": len(chunks),
+                "chunks_unchanged": len(result.skipped_unchanged),
+                "chunks_retired": len({r.key for r in stale}),
+            },
+        )
 
-    def doc_get(self, doc_key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None,
-                known_at: Instant = None) -> dict[str, Any] | None:
+    def doc_get(
+        self, doc_key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, known_at: Instant = None
+    ) -> dict[str, Any] | None:
         """The document as it stood at ``as_of`` (as known at ``known_at``): title, metadata, body
         (its chunks joined, byte for byte) and chunks."""
         doc_key = validate_doc_key(doc_key)
@@ -88,17 +138,30 @@ class DocumentOps:
             if found is None:
                 raise NotFound(f"document {doc_key!r} is missing chunk {index} at that instant", doc_key=doc_key)
             chunks.append(found)
-        return {"key": doc_key, "title": head.value["title"], "metadata": head.value["metadata"],
-                "entity": head.value["entity"], "body": "".join(c.value for c in chunks),
-                "chunks": [{"index": i, "key": c.key, "context": c.index_context, "text": c.value}
-                           for i, c in enumerate(chunks)], "version": head.version}
+        return {
+            "key": doc_key,
+            "title": head.value["title"],
+            "metadata": head.value["metadata"],
+            "entity": head.value["entity"],
+            "body": "".join(c.value for c in chunks),
+            "chunks": [
+                {"index": i, "key": c.key, "context": c.index_context, "text": c.value} for i, c in enumerate(chunks)
+            ],
+            "version": head.version,
+        }
 
     def doc_list(self, *, scope: str | Scope = Scope.USER, as_of: Instant = None) -> list[dict[str, Any]]:
         """Every document of the scope live at ``as_of``."""
-        return [{"key": f.key[len(DOC_PREFIX):], "title": f.value["title"], "chunks": f.value["chunks"],
-                 "metadata": f.value["metadata"]}
-                for f in self.list(scope=scope, as_of=as_of)  # type: ignore[attr-defined]
-                if f.kind is Kind.DOCUMENT and f.memory_type == "document"]
+        return [
+            {
+                "key": f.key[len(DOC_PREFIX) :],
+                "title": f.value["title"],
+                "chunks": f.value["chunks"],
+                "metadata": f.value["metadata"],
+            }
+            for f in self.list(scope=scope, as_of=as_of)  # type: ignore[attr-defined]
+            if f.kind is Kind.DOCUMENT and f.memory_type == "document"
+        ]
 
     def doc_delete(self, doc_key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
         """Tombstone the document and all its chunks in one transaction (history keeps them)."""
@@ -117,9 +180,15 @@ class DocumentOps:
             if not changes:
                 raise NotFound(f"no document {doc_key!r} in scope {namespace.scope.value}", doc_key=doc_key)
             rows = tuple(r for c in changes for r in c.rows)
-            audit = audit_entry(namespace, doc_row_key(doc_key), "doc_delete", rows, None, self.identity.actor,  # type: ignore[attr-defined]
-                                max(r.created_at for r in rows))
+            audit = audit_entry(
+                namespace,
+                doc_row_key(doc_key),
+                "doc_delete",
+                rows,
+                None,
+                self.identity.actor,  # type: ignore[attr-defined]
+                max(r.created_at for r in rows),
+            )
             memory.store.apply(WriteBatch(tuple(changes), (audit,)))
         after_write(memory.write_context(), namespace, rows, {})
         return WriteResult("deleted", doc_row_key(doc_key), rows, {"chunks_deleted": len(changes) - 1})
-

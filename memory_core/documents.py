@@ -11,6 +11,7 @@ the title and metadata; chunk rows ``doc:<key>#0000``... (kind document, type
 ``entity_type`` and a ``fact_class`` marks the chunks as entity chunks (they will join the entity
 graph); without it a chunk is prose.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,8 +48,9 @@ def validate_doc_key(doc_key: Any) -> str:
     if not isinstance(doc_key, str) or not doc_key.strip():
         raise InvalidInput("a document key must be a non-empty string", field="doc_key")
     if "#" in doc_key or len(doc_key) > MAX_DOC_KEY or any(ord(c) < 32 for c in doc_key):
-        raise InvalidInput(f"a document key has at most {MAX_DOC_KEY} characters, no '#' and no control "
-                           "characters", field="doc_key")
+        raise InvalidInput(
+            f"a document key has at most {MAX_DOC_KEY} characters, no '#' and no control characters", field="doc_key"
+        )
     return doc_key
 
 
@@ -65,8 +67,9 @@ def validate_metadata(metadata: Any) -> dict[str, Any]:
             raise InvalidInput(f"metadata {name!r} must be a string, a number or a boolean", field="metadata")
     given = [f for f in ENTITY_FIELDS if f in metadata]
     if given and len(given) != len(ENTITY_FIELDS):
-        raise InvalidInput(f"entity metadata needs all of {', '.join(ENTITY_FIELDS)} (got {', '.join(given)})",
-                           field="metadata")
+        raise InvalidInput(
+            f"entity metadata needs all of {', '.join(ENTITY_FIELDS)} (got {', '.join(given)})", field="metadata"
+        )
     return dict(metadata)
 
 

@@ -8,6 +8,7 @@
 
 Every adapter returns L2-normalised float32 rows, so a dot product is a cosine.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -212,8 +213,13 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._load().encode(list(texts), batch_size=self._batch_size, normalize_embeddings=True,
-                                      show_progress_bar=False, convert_to_numpy=True)
+        vectors = self._load().encode(
+            list(texts),
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+            convert_to_numpy=True,
+        )
         return normalise(vectors)
 
 
@@ -242,8 +248,7 @@ class OpenAIEmbedder:
             response = self._client.embeddings.create(model=self.model, input=list(texts))
         except openai.OpenAIError as exc:
             raise EmbedderUnavailable(f"embedding endpoint {self.base_url} failed: {exc}") from None
-        matrix = np.array([item.embedding for item in sorted(response.data, key=lambda d: d.index)],
-                          dtype=np.float32)
+        matrix = np.array([item.embedding for item in sorted(response.data, key=lambda d: d.index)], dtype=np.float32)
         if matrix.shape[1] != self.dim:
             raise EmbedderUnavailable(f"endpoint returned {matrix.shape[1]}-d vectors, configured dim is {self.dim}")
         return normalise(matrix)
@@ -263,6 +268,7 @@ def make_embedder(name: str, *, cache_dir: Path | None = None, **options: Any) -
         missing = [k for k in ("base_url", "model", "dim") if not options.get(k)]
         if missing:
             raise InvalidInput(f"the openai embedder needs {', '.join(missing)}")
-        return OpenAIEmbedder(options["base_url"], options["model"], int(options["dim"]),
-                              options.get("api_key") or "not-needed")
+        return OpenAIEmbedder(
+            options["base_url"], options["model"], int(options["dim"]), options.get("api_key") or "not-needed"
+        )
     raise InvalidInput(f"unknown embedder {name!r}; expected one of: {', '.join(EMBEDDER_NAMES)}")

@@ -2,6 +2,7 @@
 
 A message never names another owner's row or value: it speaks only of what the caller sent.
 """
+
 from __future__ import annotations
 
 

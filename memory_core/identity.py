@@ -3,6 +3,7 @@
 The owner id is always derived from the run identity, never taken from an op's arguments:
 a caller-supplied owner would let one tenant's agent read another's rows.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -94,8 +95,9 @@ class Identity:
                 raise ScopeForbidden("scope global is admin-only; this run has no admin grant", scope="global")
             return Namespace(GLOBAL_TENANT, Scope.GLOBAL, GLOBAL_TENANT)
         if not self.admin and resolved not in granted:
-            raise ScopeForbidden(f"this run lacks the {grant} grant {resolved.value!r}", scope=resolved.value,
-                                 grant=grant)
+            raise ScopeForbidden(
+                f"this run lacks the {grant} grant {resolved.value!r}", scope=resolved.value, grant=grant
+            )
         if resolved is Scope.AGENT:
             if not self.agent:
                 raise IdentityIncomplete("scope agent needs an agent id in the run identity", scope="agent")

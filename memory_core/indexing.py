@@ -10,6 +10,7 @@ appended after it (by a process that crashed before its flush, or one opened wit
 embedder) are re-projected the first time the index is needed. A failed index write is recorded
 in ``projection_failures`` and repaired later: it never fails the primary write.
 """
+
 from __future__ import annotations
 
 import logging
@@ -37,8 +38,13 @@ class NewRows:
     may wait for a worker), ``states`` names their facts (for a failure record), and ``beside``
     is the caller's work to run while they are written; it runs exactly once, write or no write."""
 
-    def __init__(self, count: int, data: Callable[[], pa.Table], states: Callable[[], Sequence[FactVersion]],
-                 beside: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        count: int,
+        data: Callable[[], pa.Table],
+        states: Callable[[], Sequence[FactVersion]],
+        beside: Callable[[], None],
+    ) -> None:
         self.count, self.data, self.states, self._beside = count, data, states, beside
         self._ran = False
         self._error: BaseException | None = None
@@ -60,8 +66,16 @@ class NewRows:
 
 
 class IndexProjector:
-    def __init__(self, store: DuckDBStore, index: LanceIndex, embedder: Embedder, clock: Clock,
-                 indexable: Indexable, *, flush_at: int = 256) -> None:
+    def __init__(
+        self,
+        store: DuckDBStore,
+        index: LanceIndex,
+        embedder: Embedder,
+        clock: Clock,
+        indexable: Indexable,
+        *,
+        flush_at: int = 256,
+    ) -> None:
         self.store = store
         self.index = index
         self.embedder = embedder
@@ -83,8 +97,9 @@ class IndexProjector:
     def pending(self) -> int:
         return len(self._pending)
 
-    def enqueue(self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None, *,
-                hold: bool = False) -> None:
+    def enqueue(
+        self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None, *, hold: bool = False
+    ) -> None:
         """Queue the latest state of each fact for the index; ``vectors`` saves re-embedding.
         ``hold``: do not flush here even if the queue is long (the caller flushes next)."""
         for state in states:
@@ -129,15 +144,22 @@ class IndexProjector:
             new_rows.done()
         return len(states) + (new_rows.count if new_rows is not None else 0)
 
-    def _write(self, states: Sequence[FactVersion], vectors: Sequence[Mapping[str, np.ndarray]],
-               new_rows: NewRows | None = None) -> bool:
+    def _write(
+        self,
+        states: Sequence[FactVersion],
+        vectors: Sequence[Mapping[str, np.ndarray]],
+        new_rows: NewRows | None = None,
+    ) -> bool:
         served = [self.indexable(s) for s in states]
         keep = [s for s, ok in zip(states, served) if ok]
         drop = [s.fact_id for s, ok in zip(states, served) if not ok]
         try:
             held = [v.keys() for v in vectors]
-            missing = ([s for s in keep if s.fact_id not in held[0]] if len(held) == 1
-                       else [s for s in keep if not any(s.fact_id in h for h in held)])
+            missing = (
+                [s for s in keep if s.fact_id not in held[0]]
+                if len(held) == 1
+                else [s for s in keep if not any(s.fact_id in h for h in held)]
+            )
             if missing:
                 vectors = [*vectors, VectorRows([s.fact_id for s in missing], self.embed_states(missing))]
             fresh = {s.fact_id for s in keep if s.fact_id == s.id and s.fact_id not in self._replayed}
@@ -189,7 +211,7 @@ class IndexProjector:
         states = [s for s in self.store.latest_states() if self.indexable(s)]
         tables = []
         for start in range(0, len(states), batch):
-            chunk = states[start:start + batch]
+            chunk = states[start : start + batch]
             tables.append(index_table(chunk, self.embed_states(chunk), self.index.dim))
             if progress:
                 progress(min(start + batch, len(states)), len(states))
@@ -215,6 +237,11 @@ def index_consistency(store: DuckDBStore, index: LanceIndex, indexable: Indexabl
     missing = sorted(f for f in wanted if rows.get(f, ("", ""))[0] != latest[f].id)
     stale = sorted(f for f, (_, status) in rows.items() if f not in wanted or status not in VISIBLE_STATUSES)
     pending = set(store.pending_projection_failures())
-    return {"facts": len(latest), "index_rows": len(rows), "missing": len(missing), "stale": len(stale),
-            "missing_not_pending_repair": len([f for f in missing if f not in pending]),
-            "examples": (missing + stale)[:5]}
+    return {
+        "facts": len(latest),
+        "index_rows": len(rows),
+        "missing": len(missing),
+        "stale": len(stale),
+        "missing_not_pending_repair": len([f for f in missing if f not in pending]),
+        "examples": (missing + stale)[:5],
+    }

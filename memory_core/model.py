@@ -1,4 +1,5 @@
 """Domain records. Frozen: a change is a new record, never an edit."""
+
 from __future__ import annotations
 
 import json
@@ -29,11 +30,11 @@ class Kind(str, Enum):
 
 
 class Status(str, Enum):
-    ACTIVE = "active"          # believed, and live over its valid interval
+    ACTIVE = "active"  # believed, and live over its valid interval
     SUPERSEDED = "superseded"  # closed by a later statement; still answers as_of inside its interval
     TOMBSTONED = "tombstoned"  # withdrawn by delete or expiry; hidden from reads until restored
-    REJECTED = "rejected"      # judged wrong by its owner; hidden from reads until restored
-    PROPOSED = "proposed"      # stated tentatively: served, but never overwrites an established fact
+    REJECTED = "rejected"  # judged wrong by its owner; hidden from reads until restored
+    PROPOSED = "proposed"  # stated tentatively: served, but never overwrites an established fact
     CONFLICTED = "conflicted"  # served, and flagged against a peer it contradicts (conflict_with)
 
 
@@ -50,21 +51,21 @@ ON_EXPIRE = ("tombstone", "demote", "anonymize")
 class Op(str, Enum):
     """What change wrote a version row."""
 
-    SET = "set"              # a new statement
-    RESTATE = "restate"      # the same value said again: reinforcement_count + 1
+    SET = "set"  # a new statement
+    RESTATE = "restate"  # the same value said again: reinforcement_count + 1
     SUPERSEDE = "supersede"  # an older fact closed (or retired) by a new statement
     DELETE = "delete"
-    RESTORE = "restore"      # undo of the latest delete, reject, expiry or retirement
+    RESTORE = "restore"  # undo of the latest delete, reject, expiry or retirement
     LOCK = "lock"
     UNLOCK = "unlock"
     PIN = "pin"
     UNPIN = "unpin"
-    PROMOTE = "promote"      # a proposal accepted as an established fact
-    DEMOTE = "demote"        # an established fact made a proposal again, its confidence halved
+    PROMOTE = "promote"  # a proposal accepted as an established fact
+    DEMOTE = "demote"  # an established fact made a proposal again, its confidence halved
     REJECT = "reject"
-    FLAG = "flag"            # conflict marks set on a peer by another key's write
-    EXPIRE = "expire"        # the expiry sweep applied on_expire
-    ROLLBACK = "rollback"    # a key put back to the state it had at an earlier instant
+    FLAG = "flag"  # conflict marks set on a peer by another key's write
+    EXPIRE = "expire"  # the expiry sweep applied on_expire
+    ROLLBACK = "rollback"  # a key put back to the state it had at an earlier instant
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +80,22 @@ class Provenance:
     agent: str | None = None
     model: str | None = None
     source_quote: str | None = None
-    source_turn: str | None = None                  # the message the quote comes from
-    source_span: tuple[int, int] | None = None      # [start, end) of the quote in that message
-    compaction_generation: int | None = None        # which distillation boundary banked the span
+    source_turn: str | None = None  # the message the quote comes from
+    source_span: tuple[int, int] | None = None  # [start, end) of the quote in that message
+    compaction_generation: int | None = None  # which distillation boundary banked the span
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "tenant": self.tenant, "session": self.session, "run": self.run, "agent": self.agent,
-            "model": self.model, "source_quote": self.source_quote, "origin": self.origin, "actor": self.actor,
-            "source_turn": self.source_turn, "source_span": list(self.source_span) if self.source_span else None,
+            "tenant": self.tenant,
+            "session": self.session,
+            "run": self.run,
+            "agent": self.agent,
+            "model": self.model,
+            "source_quote": self.source_quote,
+            "origin": self.origin,
+            "actor": self.actor,
+            "source_turn": self.source_turn,
+            "source_span": list(self.source_span) if self.source_span else None,
             "compaction_generation": self.compaction_generation,
         }
 
@@ -124,14 +132,14 @@ class FactVersion:
     reinforcement_count: int
     provenance: Provenance
     changed_by: str
-    subject: str | None = None        # who the row is about or was said by (a speaker, an entity)
+    subject: str | None = None  # who the row is about or was said by (a speaker, an entity)
     index_context: str | None = None  # words that help find the row but are not its value
-    source_class: str = "stated"      # stamped by the store; a caller may only downgrade it
-    sensitivity: str = "normal"       # a high row is never embedded, indexed, or shown to a peer check
+    source_class: str = "stated"  # stamped by the store; a caller may only downgrade it
+    sensitivity: str = "normal"  # a high row is never embedded, indexed, or shown to a peer check
     expires_at: datetime | None = None
     on_expire: str = "tombstone"
-    locked: bool = False              # a changed value or a retirement is refused (423)
-    pinned: bool = False              # a changed value is refused (409) unless the write pins too
+    locked: bool = False  # a changed value or a retirement is refused (423)
+    pinned: bool = False  # a changed value is refused (409) unless the write pins too
     confidence: float = 1.0
     conflict_with: tuple[str, ...] = ()  # fact ids of peers this fact is flagged against
     relations: tuple[Relation, ...] = ()  # the (subject, relation, object) triples the row states
@@ -152,18 +160,39 @@ class FactVersion:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id, "fact_id": self.fact_id, "tenant": self.tenant, "scope": self.scope.value,
-            "owner_id": self.owner_id, "key": self.key, "value": self.value,
-            "content_sha256": self.content_sha256, "kind": self.kind.value, "memory_type": self.memory_type,
-            "status": self.status.value, "op": self.op.value, "version": self.version,
-            "change_id": self.change_id, "observed_at": iso(self.observed_at), "valid_at": iso(self.valid_at),
-            "invalid_at": iso(self.invalid_at), "created_at": iso(self.created_at),
-            "superseded_by": self.superseded_by, "reinforcement_count": self.reinforcement_count,
-            "provenance": self.provenance.to_dict(), "changed_by": self.changed_by, "subject": self.subject,
-            "index_context": self.index_context, "source_class": self.source_class,
-            "sensitivity": self.sensitivity, "expires_at": iso(self.expires_at), "on_expire": self.on_expire,
-            "locked": self.locked, "pinned": self.pinned, "confidence": self.confidence,
-            "conflict_with": list(self.conflict_with), "relations": [r.to_json() for r in self.relations],
+            "id": self.id,
+            "fact_id": self.fact_id,
+            "tenant": self.tenant,
+            "scope": self.scope.value,
+            "owner_id": self.owner_id,
+            "key": self.key,
+            "value": self.value,
+            "content_sha256": self.content_sha256,
+            "kind": self.kind.value,
+            "memory_type": self.memory_type,
+            "status": self.status.value,
+            "op": self.op.value,
+            "version": self.version,
+            "change_id": self.change_id,
+            "observed_at": iso(self.observed_at),
+            "valid_at": iso(self.valid_at),
+            "invalid_at": iso(self.invalid_at),
+            "created_at": iso(self.created_at),
+            "superseded_by": self.superseded_by,
+            "reinforcement_count": self.reinforcement_count,
+            "provenance": self.provenance.to_dict(),
+            "changed_by": self.changed_by,
+            "subject": self.subject,
+            "index_context": self.index_context,
+            "source_class": self.source_class,
+            "sensitivity": self.sensitivity,
+            "expires_at": iso(self.expires_at),
+            "on_expire": self.on_expire,
+            "locked": self.locked,
+            "pinned": self.pinned,
+            "confidence": self.confidence,
+            "conflict_with": list(self.conflict_with),
+            "relations": [r.to_json() for r in self.relations],
         }
 
 
@@ -193,6 +222,10 @@ class WriteResult:
     def to_dict(self) -> dict[str, Any]:
         version = self.version
         return {
-            "verdict": self.verdict, "key": self.key, "version": version.to_dict() if version else None,
-            "closed": [c.to_dict() for c in self.closed], "rows_written": len(self.rows), **self.details,
+            "verdict": self.verdict,
+            "key": self.key,
+            "version": version.to_dict() if version else None,
+            "closed": [c.to_dict() for c in self.closed],
+            "rows_written": len(self.rows),
+            **self.details,
         }

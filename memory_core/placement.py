@@ -7,6 +7,7 @@ tenant with a version, and read by ``decide``, a pure function that moves a fact
 scope only when nothing is uncertain. Every doubt keeps it in the user's scope (the default):
 declining costs what the system already costs, a wrong move cannot be taken back.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,8 +28,8 @@ class InvalidOntology(InvalidInput):
 @dataclass(frozen=True, slots=True)
 class EntityType:
     name: str
-    memory_scope: str | None                   # None: no declaration, facts stay with the user
-    fields: tuple[tuple[str, str], ...] = ()   # (field, description)
+    memory_scope: str | None  # None: no declaration, facts stay with the user
+    fields: tuple[tuple[str, str], ...] = ()  # (field, description)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +71,16 @@ def parse_ontology(markdown: str) -> Ontology:
             if not children or children[0].type != "code_inline":
                 continue  # prose inside a list: not a field
             if current is None:
-                raise InvalidOntology(f"bullet {token.content!r} is not under a `## <type>` heading",
-                                      line=(token.map or [0])[0] + 1)
+                raise InvalidOntology(
+                    f"bullet {token.content!r} is not under a `## <type>` heading", line=(token.map or [0])[0] + 1
+                )
             head, rest = children[0].content.strip(), "".join(c.content for c in children[1:]).strip()
             if head == SCOPE_DIRECTIVE:
                 if rest not in DECLARABLE_SCOPES:
-                    raise InvalidOntology(f"type {current!r}: {SCOPE_DIRECTIVE} must be one of "
-                                          f"{', '.join(DECLARABLE_SCOPES)}, got {rest!r}")
+                    raise InvalidOntology(
+                        f"type {current!r}: {SCOPE_DIRECTIVE} must be one of "
+                        f"{', '.join(DECLARABLE_SCOPES)}, got {rest!r}"
+                    )
                 scope[current] = rest
             else:
                 fields[current].append((head, rest.lstrip(":").strip()))
@@ -97,21 +101,38 @@ def _in_list(tokens: list, index: int) -> bool:
 @dataclass(frozen=True, slots=True)
 class Placement:
     scope: Scope
-    reason: str   # one of REASONS
+    reason: str  # one of REASONS
     detail: str
 
     def to_dict(self) -> dict[str, str]:
         return {"scope": self.scope.value, "reason": self.reason, "detail": self.detail}
 
 
-REASONS = ("no_ontology", "type_undeclared", "no_scope_declared", "declared_user", "subject_typed_inconsistently",
-           "subject_is_profile_owner", "caller_isolated", "missing_tenant_grant", "placed_in_tenant")
+REASONS = (
+    "no_ontology",
+    "type_undeclared",
+    "no_scope_declared",
+    "declared_user",
+    "subject_typed_inconsistently",
+    "subject_is_profile_owner",
+    "caller_isolated",
+    "missing_tenant_grant",
+    "placed_in_tenant",
+)
 
 
-def decide(ontology: Ontology | None, subject: str, subject_type: str, identity: Identity, *,
-           known_types: Iterable[str] = (), profile_owner: str | None = None) -> Placement:
+def decide(
+    ontology: Ontology | None,
+    subject: str,
+    subject_type: str,
+    identity: Identity,
+    *,
+    known_types: Iterable[str] = (),
+    profile_owner: str | None = None,
+) -> Placement:
     """Where a fact about ``subject`` (of ``subject_type``) goes. ``known_types`` are the types the
     subject has been given before; ``profile_owner`` is the name of the user the memory is about."""
+
     def stay(reason: str, detail: str) -> Placement:
         return Placement(Scope.USER, reason, detail)
 
@@ -126,17 +147,21 @@ def decide(ontology: Ontology | None, subject: str, subject_type: str, identity:
         return stay("declared_user", f"type {declared.name!r} declares {SCOPE_DIRECTIVE} user")
     others = {t.strip().lower() for t in known_types} - {declared.name}
     if others:
-        return stay("subject_typed_inconsistently",
-                    f"subject {subject!r} is also typed {', '.join(sorted(others))}")
+        return stay("subject_typed_inconsistently", f"subject {subject!r} is also typed {', '.join(sorted(others))}")
     owners = {n.strip().lower() for n in (profile_owner, identity.user) if n}
     if subject.strip().lower() in owners:
         return stay("subject_is_profile_owner", "a fact about the user themself stays in their scope")
     if identity.isolated:
         return stay("caller_isolated", "this run is isolated: its facts never leave its user's scope")
-    missing = [grant for grant, scopes in (("memory_scopes", identity.memory_scopes),
-                                           ("sql_scopes", identity.sql_scopes))
-               if not identity.admin and Scope.TENANT not in scopes]
+    missing = [
+        grant
+        for grant, scopes in (("memory_scopes", identity.memory_scopes), ("sql_scopes", identity.sql_scopes))
+        if not identity.admin and Scope.TENANT not in scopes
+    ]
     if missing:
         return stay("missing_tenant_grant", f"the run lacks the tenant grant on {' and '.join(missing)}")
-    return Placement(Scope.TENANT, "placed_in_tenant",
-                     f"type {declared.name!r} declares {SCOPE_DIRECTIVE} tenant; both halves go to the tenant scope")
+    return Placement(
+        Scope.TENANT,
+        "placed_in_tenant",
+        f"type {declared.name!r} declares {SCOPE_DIRECTIVE} tenant; both halves go to the tenant scope",
+    )

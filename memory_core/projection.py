@@ -2,6 +2,7 @@
 
 Pure: given fact versions and their vectors, build index rows. ``api`` applies them.
 """
+
 from __future__ import annotations
 
 import json
@@ -88,14 +89,24 @@ def index_table(states: Sequence[FactVersion], vectors: Sequence[np.ndarray] | n
         prov_col.append(provenance_json(s.provenance, s.changed_by))
         text_col.append(lexical_text(s))
     columns: dict[str, Any] = {
-        "fact_id": [s.fact_id for s in states], "version_id": [s.id for s in states], "namespace": ns_col,
-        "tenant": [s.tenant for s in states], "scope": [s.scope for s in states],  # str enums: Arrow reads the value
-        "owner_id": [s.owner_id for s in states], "key": [s.key for s in states],
-        "kind": [s.kind for s in states], "memory_type": [s.memory_type for s in states],
-        "status": [s.status for s in states], "source_class": [s.source_class for s in states],
-        "sensitivity": [s.sensitivity for s in states], "version": [s.version for s in states],
-        "reinforcement_count": [s.reinforcement_count for s in states], "subject": [s.subject for s in states],
-        "text": text_col, "value_json": [s.value_json for s in states], "provenance_json": prov_col,
+        "fact_id": [s.fact_id for s in states],
+        "version_id": [s.id for s in states],
+        "namespace": ns_col,
+        "tenant": [s.tenant for s in states],
+        "scope": [s.scope for s in states],  # str enums: Arrow reads the value
+        "owner_id": [s.owner_id for s in states],
+        "key": [s.key for s in states],
+        "kind": [s.kind for s in states],
+        "memory_type": [s.memory_type for s in states],
+        "status": [s.status for s in states],
+        "source_class": [s.source_class for s in states],
+        "sensitivity": [s.sensitivity for s in states],
+        "version": [s.version for s in states],
+        "reinforcement_count": [s.reinforcement_count for s in states],
+        "subject": [s.subject for s in states],
+        "text": text_col,
+        "value_json": [s.value_json for s in states],
+        "provenance_json": prov_col,
     }
     for name in ("valid_at", "invalid_at", "observed_at", "expires_at", "created_at"):
         columns[name] = [getattr(s, name) for s in states]
@@ -108,8 +119,11 @@ def index_rows(columns: Mapping[str, Sequence[Any]], vectors: Sequence[np.ndarra
     target = schema(dim)
     n = len(columns["fact_id"])
     matrix = np.asarray(vectors, dtype=np.float32).reshape(n, dim)
-    arrays = {f.name: _timestamps(columns[f.name]) if f.name in _TIMES else pa.array(columns[f.name], type=f.type)
-              for f in target if f.name not in DERIVED_COLUMNS and f.name != "vector"}
+    arrays = {
+        f.name: _timestamps(columns[f.name]) if f.name in _TIMES else pa.array(columns[f.name], type=f.type)
+        for f in target
+        if f.name not in DERIVED_COLUMNS and f.name != "vector"
+    }
     arrays["live_span"] = live_spans(arrays["valid_at"], arrays["invalid_at"], arrays["expires_at"])
     arrays["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel(), type=pa.float32()), dim)
     return pa.Table.from_arrays([arrays[f.name] for f in target], schema=target)

@@ -1,4 +1,5 @@
 """Plain summaries of a store, for assets, notebooks and the CLI to print."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,17 +17,24 @@ def store_summary(memory: Memory) -> dict[str, Any]:
 
 def summary_markdown(summary: dict[str, Any]) -> str:
     lines = [
-        "# Memory store summary", "",
-        f"Home: `{summary['home']}`  ", f"Generated: {summary['generated_at']}", "",
-        "| table | rows |", "|---|---|",
+        "# Memory store summary",
+        "",
+        f"Home: `{summary['home']}`  ",
+        f"Generated: {summary['generated_at']}",
+        "",
+        "| table | rows |",
+        "|---|---|",
         *[f"| {name} | {count} |" for name, count in summary["tables"].items()],
         "",
         f"Tenants: {summary['tenants']} · owners: {summary['owners']} · keys: {summary['keys']} "
-        f"(tombstoned: {summary['tombstoned_keys']})", "",
-        "| version op | rows |", "|---|---|",
+        f"(tombstoned: {summary['tombstoned_keys']})",
+        "",
+        "| version op | rows |",
+        "|---|---|",
         *[f"| {op} | {count} |" for op, count in summary["versions_by_op"].items()],
         "",
-        "| current fact status | facts |", "|---|---|",
+        "| current fact status | facts |",
+        "|---|---|",
         *[f"| {status} | {count} |" for status, count in summary["facts_by_status"].items()],
         "",
         f"Audit chain: {'verifies' if summary['audit']['ok'] else 'BROKEN: ' + str(summary['audit']['problem'])} "

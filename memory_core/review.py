@@ -2,6 +2,7 @@
 decision on a pair (retire the peer in favour of the row, or clear the flag) through the Memory
 tool. A retirement is undone with ``restore`` on the peer's key, as the resolver's are.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,12 +25,18 @@ class ReviewItem:
     fact_id: str
     value: Any
     valid_at: str
-    peers: tuple[dict[str, Any], ...]      # {key, fact_id, value, valid_at}
-    reasons: tuple[dict[str, Any], ...]    # what the judges said about this row's pairs
+    peers: tuple[dict[str, Any], ...]  # {key, fact_id, value, valid_at}
+    reasons: tuple[dict[str, Any], ...]  # what the judges said about this row's pairs
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "fact_id": self.fact_id, "value": self.value, "valid_at": self.valid_at,
-                "peers": list(self.peers), "reasons": list(self.reasons)}
+        return {
+            "key": self.key,
+            "fact_id": self.fact_id,
+            "value": self.value,
+            "valid_at": self.valid_at,
+            "peers": list(self.peers),
+            "reasons": list(self.reasons),
+        }
 
 
 class ReviewOps:
@@ -45,11 +52,23 @@ class ReviewOps:
         for state in sorted(states.values(), key=lambda s: s.key):
             if state.status is not Status.CONFLICTED or state.expired(now):
                 continue
-            peers = tuple({"key": p.key, "fact_id": p.fact_id, "value": p.value, "valid_at": p.valid_at.isoformat()}
-                          for p in (states.get(f) for f in state.conflict_with) if p is not None)
-            reasons = tuple({"peer_key": r["peer_key"], "action": r["action"], "verdict": r["verdict"],
-                             "confidence": r["confidence"], "judge": r["judge"], "reason": r.get("reason") or ""}
-                            for r in records if state.fact_id in (r["judged_fact"], r["peer_fact"]))
+            peers = tuple(
+                {"key": p.key, "fact_id": p.fact_id, "value": p.value, "valid_at": p.valid_at.isoformat()}
+                for p in (states.get(f) for f in state.conflict_with)
+                if p is not None
+            )
+            reasons = tuple(
+                {
+                    "peer_key": r["peer_key"],
+                    "action": r["action"],
+                    "verdict": r["verdict"],
+                    "confidence": r["confidence"],
+                    "judge": r["judge"],
+                    "reason": r.get("reason") or "",
+                }
+                for r in records
+                if state.fact_id in (r["judged_fact"], r["peer_fact"])
+            )
             out.append(ReviewItem(state.key, state.fact_id, state.value, state.valid_at.isoformat(), peers, reasons))
         return out
 
@@ -69,8 +88,19 @@ class ReviewOps:
             if row.pinned or peer.pinned:
                 raise PinnedConflict("a pinned row is never retired or cleared", key=key)
             action = Action("retire" if decision == "retire_peer" else "clear", f"reviewer: {decision}")
-            rows = apply_pair(memory, namespace, row, peer, action, identity.actor, "reviewer", 1.0,
-                              f"reviewer:{identity.actor}", now, decision)
+            rows = apply_pair(
+                memory,
+                namespace,
+                row,
+                peer,
+                action,
+                identity.actor,
+                "reviewer",
+                1.0,
+                f"reviewer:{identity.actor}",
+                now,
+                decision,
+            )
         after_write(memory.write_context(), namespace, rows, {})
         return {"decision": decision, "key": key, "peer_key": peer_key, "rows_written": len(rows)}
 
@@ -80,7 +110,8 @@ def conflicted_namespaces(memory: "Memory") -> list[tuple[str, str, str]]:
     rows = memory.store.query(
         "SELECT DISTINCT tenant, scope, owner_id FROM (SELECT tenant, scope, owner_id, status FROM memory_versions "
         "QUALIFY row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1) WHERE status = 'conflicted' "
-        "ORDER BY 1, 2, 3")
+        "ORDER BY 1, 2, 3"
+    )
     return [(r["tenant"], r["scope"], r["owner_id"]) for r in rows]
 
 

@@ -7,6 +7,7 @@ refused, failed or stopped at the time limit, it changes nothing. A statement ty
 business in memory (ATTACH, COPY, LOAD, SET, PRAGMA, transaction control, EXPORT, ...) is refused
 before it reaches the engine, and the engine's own sandbox refuses what gets past that.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,8 +23,21 @@ import duckdb
 from .errors import InvalidInput, SqlFailed, SqlRefused, SqlTimeout
 from .identity import Namespace
 
-EXEC_TYPES = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "EXPLAIN", "MERGE_INTO",
-                        "ANALYZE", "CREATE_FUNC"})
+EXEC_TYPES = frozenset(
+    {
+        "SELECT",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "CREATE",
+        "DROP",
+        "ALTER",
+        "EXPLAIN",
+        "MERGE_INTO",
+        "ANALYZE",
+        "CREATE_FUNC",
+    }
+)
 QUERY_TYPES = frozenset({"SELECT", "EXPLAIN"})
 __all__ = ["SqlFailed", "SqlLimits", "SqlMemory", "SqlRefused", "SqlResult", "SqlTimeout"]
 
@@ -32,7 +46,7 @@ __all__ = ["SqlFailed", "SqlLimits", "SqlMemory", "SqlRefused", "SqlResult", "Sq
 class SqlLimits:
     timeout_s: float = 10.0
     memory_limit: str = "512MB"
-    max_open: int = 16          # databases kept open at once (least recently used closed first)
+    max_open: int = 16  # databases kept open at once (least recently used closed first)
     max_rows: int = 10_000
 
 
@@ -52,15 +66,26 @@ class SqlResult:
         return pl.DataFrame([list(r) for r in self.rows], schema=list(self.columns), orient="row")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"columns": list(self.columns), "rows": [list(r) for r in self.rows], "row_count": len(self.rows),
-                "truncated": self.truncated, "statement_type": self.statement_type}
+        return {
+            "columns": list(self.columns),
+            "rows": [list(r) for r in self.rows],
+            "row_count": len(self.rows),
+            "truncated": self.truncated,
+            "statement_type": self.statement_type,
+        }
 
 
 def _sandbox_config(limits: SqlLimits) -> dict[str, Any]:
-    return {"enable_external_access": False, "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False, "allow_community_extensions": False,
-            "memory_limit": limits.memory_limit, "threads": 1, "max_temp_directory_size": "0B",
-            "lock_configuration": True}
+    return {
+        "enable_external_access": False,
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+        "allow_community_extensions": False,
+        "memory_limit": limits.memory_limit,
+        "threads": 1,
+        "max_temp_directory_size": "0B",
+        "lock_configuration": True,
+    }
 
 
 class SqlMemory:
@@ -76,8 +101,9 @@ class SqlMemory:
 
     def path_for(self, namespace: Namespace) -> Path:
         # A digest, not the names: an owner id can never steer the path.
-        digest = hashlib.sha256(json.dumps([namespace.tenant, namespace.scope.value, namespace.owner_id])
-                                .encode()).hexdigest()[:32]
+        digest = hashlib.sha256(
+            json.dumps([namespace.tenant, namespace.scope.value, namespace.owner_id]).encode()
+        ).hexdigest()[:32]
         return self.root / f"{namespace.scope.value}-{digest}.duckdb"
 
     def _connection(self, namespace: Namespace) -> duckdb.DuckDBPyConnection | None:
@@ -108,14 +134,23 @@ class SqlMemory:
             raise InvalidInput(f"one statement per call; got {len(parsed)}", field="statement")
         return parsed[0].type.name
 
-    def run(self, namespace: Namespace, statement: str, params: Sequence[Any] | dict[str, Any] | None = None, *,
-            query_only: bool) -> SqlResult:
+    def run(
+        self,
+        namespace: Namespace,
+        statement: str,
+        params: Sequence[Any] | dict[str, Any] | None = None,
+        *,
+        query_only: bool,
+    ) -> SqlResult:
         kind = self._statement_type(statement)
         allowed = QUERY_TYPES if query_only else EXEC_TYPES
         if kind not in allowed:
-            what = "sql_query reads only (SELECT, EXPLAIN)" if query_only and kind in EXEC_TYPES else \
-                "SQL memory allows tables and queries only (no ATTACH, COPY, LOAD, INSTALL, SET, PRAGMA, " \
+            what = (
+                "sql_query reads only (SELECT, EXPLAIN)"
+                if query_only and kind in EXEC_TYPES
+                else "SQL memory allows tables and queries only (no ATTACH, COPY, LOAD, INSTALL, SET, PRAGMA, "
                 "EXPORT, CALL or transaction control)"
+            )
             raise SqlRefused(f"{kind} statements are refused: {what}", statement_type=kind)
         if self.read_only and not query_only:
             raise SqlRefused("this memory home is open read-only", statement_type=kind)
@@ -125,8 +160,9 @@ class SqlMemory:
                 raise SqlFailed("this scope has no SQL memory yet")
             return self._run(con, statement, params, kind, query_only)
 
-    def _run(self, con: duckdb.DuckDBPyConnection, statement: str, params: Any, kind: str,
-             query_only: bool) -> SqlResult:
+    def _run(
+        self, con: duckdb.DuckDBPyConnection, statement: str, params: Any, kind: str, query_only: bool
+    ) -> SqlResult:
         timer = threading.Timer(self.limits.timeout_s, con.interrupt)
         timer.start()
         con.execute("BEGIN TRANSACTION")
@@ -136,8 +172,9 @@ class SqlMemory:
             rows = cursor.fetchmany(self.limits.max_rows + 1) if columns else []
         except duckdb.InterruptException:
             con.execute("ROLLBACK")
-            raise SqlTimeout(f"the statement ran past the {self.limits.timeout_s:g} s limit and was stopped; "
-                             "nothing was changed") from None
+            raise SqlTimeout(
+                f"the statement ran past the {self.limits.timeout_s:g} s limit and was stopped; nothing was changed"
+            ) from None
         except (duckdb.PermissionException, duckdb.OutOfMemoryException) as exc:
             con.execute("ROLLBACK")
             raise SqlRefused(f"refused by the sandbox: {str(exc).splitlines()[0]}") from None

@@ -12,6 +12,7 @@ model2vec rounds the mean to its float16 table type (the two agree to a cosine a
 Texts the shortcut cannot vouch for (long enough to be truncated, or holding the separators
 Python splits on and the tokenizer deletes) go through ``StaticModel.encode`` itself.
 """
+
 from __future__ import annotations
 
 import re
@@ -67,14 +68,20 @@ class ChunkCachedEncoder:
         seconds = [b for _, b in pairs]
         if len(pairs) <= _SMALL_BATCH:  # one call is cheaper than the sharing's sparse bookkeeping
             rows = self.encode(firsts + seconds)
-            return rows[:len(pairs)], rows[len(pairs):]
+            return rows[: len(pairs)], rows[len(pairs) :]
         from scipy.sparse import diags
 
         second_counts, second_lengths, second_slow = self._token_counts(seconds)
         cuts = [len(a) - len(b) for a, b in pairs]
         # a = prefix + b, the prefix ending in whitespace: a's chunks are the prefix's, then b's
-        reused = np.fromiter(((cut == 0 and a == b) or (cut > 0 and a[cut - 1].isspace() and a.endswith(b))
-                              for cut, (a, b) in zip(cuts, pairs)), dtype=bool, count=len(pairs))
+        reused = np.fromiter(
+            (
+                (cut == 0 and a == b) or (cut > 0 and a[cut - 1].isspace() and a.endswith(b))
+                for cut, (a, b) in zip(cuts, pairs)
+            ),
+            dtype=bool,
+            count=len(pairs),
+        )
         heads = [a[:cut] if keep else a for a, cut, keep in zip(firsts, cuts, reused)]
         head_counts, head_lengths, head_slow = self._token_counts(heads)
         first_counts = (head_counts + diags(reused.astype(np.float32)) @ second_counts).tocsr()
@@ -97,8 +104,14 @@ class ChunkCachedEncoder:
         separator the shortcut splits differently)."""
         from scipy.sparse import csr_matrix
 
-        slow = np.fromiter(((self._max_chars is not None and len(t) > self._max_chars)
-                            or _SPLIT_DISAGREES.search(t) is not None for t in texts), dtype=bool, count=len(texts))
+        slow = np.fromiter(
+            (
+                (self._max_chars is not None and len(t) > self._max_chars) or _SPLIT_DISAGREES.search(t) is not None
+                for t in texts
+            ),
+            dtype=bool,
+            count=len(texts),
+        )
         splits = [[] if skip else t.split() for t, skip in zip(texts, slow)]
         flat = list(chain.from_iterable(splits))
         distinct = set(flat)
@@ -118,8 +131,9 @@ class ChunkCachedEncoder:
         lengths = np.diff(bounds)
         if self._max_tokens is not None:  # the tokenizer would truncate these
             slow |= lengths > self._max_tokens
-        counts = csr_matrix((np.ones(len(tokens), dtype=np.float32), tokens, bounds),
-                            shape=(len(texts), len(self._table)))
+        counts = csr_matrix(
+            (np.ones(len(tokens), dtype=np.float32), tokens, bounds), shape=(len(texts), len(self._table))
+        )
         return counts, lengths, slow
 
     def _rows(self, counts: Any, slow: np.ndarray, texts: list[str]) -> np.ndarray:
@@ -127,12 +141,13 @@ class ChunkCachedEncoder:
         the model can encode, from the model."""
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for begin in range(0, len(texts), _BATCH_TEXTS):
-            block = out[begin:begin + _BATCH_TEXTS]
-            block[:] = counts[begin:begin + _BATCH_TEXTS] @ self._table
+            block = out[begin : begin + _BATCH_TEXTS]
+            block[:] = counts[begin : begin + _BATCH_TEXTS] @ self._table
             norms = np.sqrt(np.einsum("ij,ij->i", block, block))[:, None]
             np.divide(block, norms, out=block, where=norms > 0)
         rows = np.nonzero(slow)[0]
         if len(rows):
-            out[rows] = normalise(self._model.encode([texts[i] for i in rows], show_progress_bar=False,
-                                                     use_multiprocessing=False))
+            out[rows] = normalise(
+                self._model.encode([texts[i] for i in rows], show_progress_bar=False, use_multiprocessing=False)
+            )
         return out

@@ -4,6 +4,7 @@ Valid time: a fact is live at ``as_of`` when ``valid_at <= as_of`` and (``invali
 ``as_of < invalid_at``); a known future end does not hide the fact today.
 Transaction time: the store believed a version at ``known_at`` when ``created_at <= known_at``.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timezone

@@ -1,14 +1,15 @@
 """The tenant's settings on the Memory tool: write configuration, the ontology, and placement.
 
 Writes are admin-only and audited; placement is a pure decision (``memory_core.placement``)."""
+
 from __future__ import annotations
 
 import dataclasses
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import AdminRequired, InvalidInput, MemcoreError
-from .identity import Scope
 from .graph.model import entity_id
+from .identity import Scope
 from .placement import Ontology, Placement, parse_ontology
 from .placement import decide as decide_placement
 from .values import canonical_json, content_sha256
@@ -53,11 +54,24 @@ class TenantSettingsOps:
         ontology = parse_ontology(markdown)
         memory, tenant = self._memory, self.identity.tenant  # type: ignore[attr-defined]
         now = memory.clock.now()
-        audit = audit_entry(self.identity.namespace(Scope.TENANT), "ontology", "ontology_set", (),  # type: ignore[attr-defined]
-                            ontology.sha256, self.identity.actor, now)  # type: ignore[attr-defined]
+        audit = audit_entry(
+            self.identity.namespace(Scope.TENANT),
+            "ontology",
+            "ontology_set",
+            (),  # type: ignore[attr-defined]
+            ontology.sha256,
+            self.identity.actor,
+            now,
+        )  # type: ignore[attr-defined]
         version = memory.store.put_ontology(tenant, markdown, ontology.sha256, now, self.identity.actor, audit)  # type: ignore[attr-defined]
-        return {"version": version, "sha256": ontology.sha256, "types": {
-            t.name: {"memory_scope": t.memory_scope, "fields": [f for f, _ in t.fields]} for t in ontology.types.values()}}
+        return {
+            "version": version,
+            "sha256": ontology.sha256,
+            "types": {
+                t.name: {"memory_scope": t.memory_scope, "fields": [f for f, _ in t.fields]}
+                for t in ontology.types.values()
+            },
+        }
 
     def ontology_get(self) -> Ontology | None:
         """This tenant's newest ontology, parsed, with its version (None when it has none)."""
@@ -67,21 +81,29 @@ class TenantSettingsOps:
         version, markdown = found
         return dataclasses.replace(parse_ontology(markdown), version=version)
 
-    def placement(self, subject: str, subject_type: str, *, known_types: Iterable[str] = (),
-                  profile_owner: str | None = None) -> Placement:
+    def placement(
+        self, subject: str, subject_type: str, *, known_types: Iterable[str] = (), profile_owner: str | None = None
+    ) -> Placement:
         """Where a fact about ``subject`` of ``subject_type`` belongs for this run, and why."""
         for name, value in (("subject", subject), ("subject_type", subject_type)):
             if not isinstance(value, str) or not value.strip():
                 raise InvalidInput(f"{name} must be a non-empty string", field=name)
-        return decide_placement(self.ontology_get(), subject, subject_type, self.identity,  # type: ignore[attr-defined]
-                                known_types=known_types, profile_owner=profile_owner)
+        return decide_placement(
+            self.ontology_get(),
+            subject,
+            subject_type,
+            self.identity,  # type: ignore[attr-defined]
+            known_types=known_types,
+            profile_owner=profile_owner,
+        )
 
     def place_fact(self, subject: Any, subject_type: Any) -> Placement:
         """The placement of a fact about ``subject``: the types the graph already gives the
         subject (in the user's scope and, when readable, the tenant's) count as known types."""
         if not isinstance(subject, str) or not isinstance(subject_type, str):
-            raise InvalidInput('scope="auto" needs subject and subject_type (the entity the fact is about)',
-                               field="subject")
+            raise InvalidInput(
+                'scope="auto" needs subject and subject_type (the entity the fact is about)', field="subject"
+            )
         return self.placement(subject, subject_type, known_types=self.known_types(subject))
 
     def known_types(self, subject: str) -> list[str]:
@@ -98,8 +120,14 @@ class TenantSettingsOps:
     def _put_config(self, tenant: str, memory_type: str, body: dict[str, Any]) -> None:
         memory = self._memory
         now = memory.clock.now()
-        audit = audit_entry(self.identity.namespace(Scope.TENANT), f"config:{memory_type or '*'}", "configure",  # type: ignore[attr-defined]
-                            (), content_sha256(canonical_json(body)), self.identity.actor, now)  # type: ignore[attr-defined]
+        audit = audit_entry(
+            self.identity.namespace(Scope.TENANT),
+            f"config:{memory_type or '*'}",
+            "configure",  # type: ignore[attr-defined]
+            (),
+            content_sha256(canonical_json(body)),
+            self.identity.actor,
+            now,
+        )  # type: ignore[attr-defined]
         memory.store.put_write_config(tenant, memory_type, body, now, audit)
         memory._forget_config(tenant)
-

@@ -13,6 +13,7 @@ A key holds facts with non-overlapping valid intervals. A new statement [v, i):
 
 These functions decide; the store applies their plan in one transaction.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -83,7 +84,7 @@ def overlapping_pairs(facts: Sequence[FactState]) -> list[tuple[str, str]]:
     ordered = sorted((f for f in facts if not f.empty), key=lambda f: (f.valid_at, f.fact_id))
     pairs: list[tuple[str, str]] = []
     for i, left in enumerate(ordered):
-        for right in ordered[i + 1:]:
+        for right in ordered[i + 1 :]:
             if right.valid_at >= left.end:
                 break
             pairs.append((left.fact_id, right.fact_id))

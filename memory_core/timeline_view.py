@@ -5,6 +5,7 @@ order); ``believed_at`` / ``true_at`` answer the two sliders; ``provenance`` lis
 origin. ``figure`` draws valid intervals as bars, each state's created_at as a mark,
 supersession as an arrow to the fact that replaced it, and tombstones as crosses.
 """
+
 from __future__ import annotations
 
 import json
@@ -68,24 +69,45 @@ def provenance(state: FactVersion, judgements: Sequence[dict] = ()) -> list[tupl
     """The provenance panel of one version; ``judgements`` are resolver records naming its fact
     (who judged it, what they said, what was done)."""
     p = state.provenance
-    judged = [(f"judged by {j['judge']}", f"{j['verdict']} {j['confidence']:.2f} vs {j['peer_key']}: {j['action']}"
-               + (f" ({j['reason']})" if j.get("reason") else "")) for j in judgements
-              if state.fact_id in (j.get("judged_fact"), j.get("peer_fact"))]
+    judged = [
+        (
+            f"judged by {j['judge']}",
+            f"{j['verdict']} {j['confidence']:.2f} vs {j['peer_key']}: {j['action']}"
+            + (f" ({j['reason']})" if j.get("reason") else ""),
+        )
+        for j in judgements
+        if state.fact_id in (j.get("judged_fact"), j.get("peer_fact"))
+    ]
     return _fields(state, p) + judged
 
 
 def _fields(state: FactVersion, p) -> list[tuple[str, str]]:
-    return [(label, "" if value is None else str(value)) for label, value in (
-        ("version", f"v{state.version} ({state.op.value}, {state.status.value})"), ("row id", state.id),
-        ("written at", state.created_at.isoformat()), ("changed by", state.changed_by), ("stated by", p.actor),
-        ("tenant", p.tenant), ("session", p.session), ("run", p.run), ("agent", p.agent), ("model", p.model),
-        ("origin", p.origin), ("source quote", p.source_quote), ("source turn", p.source_turn),
-        ("source span", p.source_span), ("compaction generation", p.compaction_generation),
-        ("source class", state.source_class),
-        ("sensitivity", state.sensitivity), ("pinned / locked", f"{state.pinned} / {state.locked}"),
-        ("conflicts with", ", ".join(state.conflict_with)), ("superseded by", state.superseded_by),
-        ("content sha256", state.content_sha256),
-    )]
+    return [
+        (label, "" if value is None else str(value))
+        for label, value in (
+            ("version", f"v{state.version} ({state.op.value}, {state.status.value})"),
+            ("row id", state.id),
+            ("written at", state.created_at.isoformat()),
+            ("changed by", state.changed_by),
+            ("stated by", p.actor),
+            ("tenant", p.tenant),
+            ("session", p.session),
+            ("run", p.run),
+            ("agent", p.agent),
+            ("model", p.model),
+            ("origin", p.origin),
+            ("source quote", p.source_quote),
+            ("source turn", p.source_turn),
+            ("source span", p.source_span),
+            ("compaction generation", p.compaction_generation),
+            ("source class", state.source_class),
+            ("sensitivity", state.sensitivity),
+            ("pinned / locked", f"{state.pinned} / {state.locked}"),
+            ("conflicts with", ", ".join(state.conflict_with)),
+            ("superseded by", state.superseded_by),
+            ("content sha256", state.content_sha256),
+        )
+    ]
 
 
 def figure(history: Sequence[FactVersion], as_of: datetime | None = None, known_at: datetime | None = None) -> Any:
@@ -112,8 +134,15 @@ def figure(history: Sequence[FactVersion], as_of: datetime | None = None, known_
         hidden = last.status.value not in VISIBLE_STATUSES
         colour = "#b0b0b0" if hidden else ("#f4a261" if last.status.value == "superseded" else "#2a9d8f")
         width = mdates.date2num(end) - mdates.date2num(last.valid_at)
-        ax.barh(n, max(width, 0.3), left=mdates.date2num(last.valid_at), height=0.5, color=colour,
-                hatch="//" if last.status.value == "superseded" else None, edgecolor="#264653")
+        ax.barh(
+            n,
+            max(width, 0.3),
+            left=mdates.date2num(last.valid_at),
+            height=0.5,
+            color=colour,
+            hatch="//" if last.status.value == "superseded" else None,
+            edgecolor="#264653",
+        )
         ax.text(mdates.date2num(last.valid_at), n + 0.32, f"{lane.value}  [{last.status.value}]", fontsize=8)
         for state in lane.states:
             ax.plot(mdates.date2num(state.created_at), n - 0.32, marker="|", color="#264653", markersize=8)
@@ -121,8 +150,12 @@ def figure(history: Sequence[FactVersion], as_of: datetime | None = None, known_
                 ax.plot(mdates.date2num(state.created_at), n, marker="x", color="#e63946", markersize=9)
         closer = by_row_id.get(last.superseded_by or "")
         if closer is not None and closer.fact_id in ids:
-            ax.annotate("", xy=(mdates.date2num(closer.valid_at), ids[closer.fact_id]),
-                        xytext=(mdates.date2num(end), n), arrowprops={"arrowstyle": "->", "color": "#264653"})
+            ax.annotate(
+                "",
+                xy=(mdates.date2num(closer.valid_at), ids[closer.fact_id]),
+                xytext=(mdates.date2num(end), n),
+                arrowprops={"arrowstyle": "->", "color": "#264653"},
+            )
     if as_of is not None:
         ax.axvline(mdates.date2num(as_of), color="#e76f51", linestyle="--", label="as_of (valid time)")
     if known_at is not None:

@@ -1,4 +1,5 @@
 """Canonical JSON for stored values, and the content hash that identifies a value."""
+
 from __future__ import annotations
 
 import hashlib
@@ -6,7 +7,6 @@ import json
 from typing import Any
 
 from .errors import NotSerializable
-
 
 # One encoder for every call: json.dumps with options builds a new one each time, which cost a
 # bulk write of 100k values 0.15 s. Encoding keeps no state between calls, so threads may share it.

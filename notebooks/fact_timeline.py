@@ -13,6 +13,7 @@ def _():
     from memory_core import Memory, Namespace, Scope
     from memory_core import timeline_view as view
     from memory_core.config import resolve_home
+
     return Memory, Namespace, Scope, mo, os, resolve_home, view
 
 
@@ -21,8 +22,10 @@ def _(Memory, mo, os, resolve_home):
     # The home comes from `-- --home PATH`, else $MEMCORE_HOME, else ./.memory. Read-only: a
     # pipeline writing the home at the same time makes this open fail; run it again after.
     home = resolve_home(mo.cli_args().get("home") or os.environ.get("MEMCORE_HOME"))
-    mo.stop(not (home / "memory.duckdb").exists(),
-            mo.md(f"**No memory home at `{home}`.** Pass `-- --home PATH` or set `MEMCORE_HOME`."))
+    mo.stop(
+        not (home / "memory.duckdb").exists(),
+        mo.md(f"**No memory home at `{home}`.** Pass `-- --home PATH` or set `MEMCORE_HOME`."),
+    )
     memory = Memory.open(home, read_only=True, create=False)
     catalog = memory.store.catalog()
     mo.md(f"# Fact timeline\n\nMemory home `{home}`: {len(catalog)} keys.")
@@ -51,10 +54,12 @@ def _(Namespace, Scope, key, memory, mo, owner, view):
     tenant, scope, owner_id = owner.value.split(" / ")
     history = memory.store.history(Namespace(tenant, Scope(scope), owner_id), key.value)
     valid_edges, written = view.instants(history)
-    as_of = mo.ui.slider(0, max(len(valid_edges) - 1, 0), value=max(len(valid_edges) - 1, 0),
-                         label="as_of (what was true then)")
-    known_at = mo.ui.slider(0, max(len(written) - 1, 0), value=max(len(written) - 1, 0),
-                            label="known_at (what the store believed then)")
+    as_of = mo.ui.slider(
+        0, max(len(valid_edges) - 1, 0), value=max(len(valid_edges) - 1, 0), label="as_of (what was true then)"
+    )
+    known_at = mo.ui.slider(
+        0, max(len(written) - 1, 0), value=max(len(written) - 1, 0), label="known_at (what the store believed then)"
+    )
     mo.vstack([as_of, known_at])
     return as_of, history, known_at, valid_edges, written
 
@@ -65,25 +70,44 @@ def _(as_of, history, known_at, mo, valid_edges, view, written):
     known = written[known_at.value]
     answer = view.true_at(view.believed_at(history, known), at)
     said = f"**{view.short_value(answer)}**" if answer else "*nothing*"
-    mo.vstack([
-        mo.md(f"As of `{at.isoformat()}`, as the store believed at `{known.isoformat()}`: {said}"),
-        view.figure(history, as_of=at, known_at=known),
-    ])
+    mo.vstack(
+        [
+            mo.md(f"As of `{at.isoformat()}`, as the store believed at `{known.isoformat()}`: {said}"),
+            view.figure(history, as_of=at, known_at=known),
+        ]
+    )
     return
 
 
 @app.cell
 def _(history, mo):
-    version = mo.ui.dropdown({f"v{r.version} {r.op.value} ({r.status.value})": r.id for r in history},
-                             value=f"v{history[-1].version} {history[-1].op.value} ({history[-1].status.value})",
-                             label="version")
-    mo.vstack([
-        mo.ui.table([{"version": r.version, "op": r.op.value, "status": r.status.value, "value": r.value_json,
-                      "valid_at": r.valid_at.isoformat(), "invalid_at": r.invalid_at.isoformat() if r.invalid_at else "",
-                      "written": r.created_at.isoformat(), "by": r.changed_by} for r in history],
-                    selection=None, label="every version of the key"),
-        version,
-    ])
+    version = mo.ui.dropdown(
+        {f"v{r.version} {r.op.value} ({r.status.value})": r.id for r in history},
+        value=f"v{history[-1].version} {history[-1].op.value} ({history[-1].status.value})",
+        label="version",
+    )
+    mo.vstack(
+        [
+            mo.ui.table(
+                [
+                    {
+                        "version": r.version,
+                        "op": r.op.value,
+                        "status": r.status.value,
+                        "value": r.value_json,
+                        "valid_at": r.valid_at.isoformat(),
+                        "invalid_at": r.invalid_at.isoformat() if r.invalid_at else "",
+                        "written": r.created_at.isoformat(),
+                        "by": r.changed_by,
+                    }
+                    for r in history
+                ],
+                selection=None,
+                label="every version of the key",
+            ),
+            version,
+        ]
+    )
     return (version,)
 
 
@@ -92,8 +116,11 @@ def _(Namespace, Scope, history, memory, mo, owner, version, view):
     chosen = next(r for r in history if r.id == version.value)
     _tenant, _scope, _owner_id = owner.value.split(" / ")
     _judged = memory.store.resolver_records(Namespace(_tenant, Scope(_scope), _owner_id))
-    mo.ui.table([{"field": k, "value": v} for k, v in view.provenance(chosen, _judged)], selection=None,
-                label="provenance of the chosen version (and who judged it)")
+    mo.ui.table(
+        [{"field": k, "value": v} for k, v in view.provenance(chosen, _judged)],
+        selection=None,
+        label="provenance of the chosen version (and who judged it)",
+    )
     return
 
 

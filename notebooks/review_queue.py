@@ -13,6 +13,7 @@ def _():
     from memory_core import Memory
     from memory_core.config import resolve_home
     from memory_core.review import conflicted_namespaces, reviewer_identity
+
     return Memory, conflicted_namespaces, mo, os, resolve_home, reviewer_identity
 
 
@@ -22,8 +23,10 @@ def _(mo, os, resolve_home):
     # read-only; a decision opens it for writing for that one write (a running pipeline makes
     # that fail: decide again after it).
     home = resolve_home(mo.cli_args().get("home") or os.environ.get("MEMCORE_HOME"))
-    mo.stop(not (home / "memory.duckdb").exists(),
-            mo.md(f"**No memory home at `{home}`.** Pass `-- --home PATH` or set `MEMCORE_HOME`."))
+    mo.stop(
+        not (home / "memory.duckdb").exists(),
+        mo.md(f"**No memory home at `{home}`.** Pass `-- --home PATH` or set `MEMCORE_HOME`."),
+    )
     get_version, set_version = mo.state(0)
     return get_version, home, set_version
 
@@ -35,8 +38,9 @@ def _(Memory, conflicted_namespaces, get_version, home, mo):
         spaces = conflicted_namespaces(_memory)
     choices = [" / ".join(s) for s in spaces]
     where = mo.ui.dropdown(choices, value=choices[0] if choices else None, label="tenant / scope / owner")
-    mo.vstack([mo.md(f"# Review queue\n\nMemory home `{home}`: {len(spaces)} namespace(s) with conflicted rows."),
-               where])
+    mo.vstack(
+        [mo.md(f"# Review queue\n\nMemory home `{home}`: {len(spaces)} namespace(s) with conflicted rows."), where]
+    )
     return (where,)
 
 
@@ -48,10 +52,21 @@ def _(Memory, get_version, home, mo, reviewer_identity, where):
     identity = reviewer_identity(tenant, scope, owner_id)
     with Memory.open(home, read_only=True, create=False) as _memory:
         items = _memory.for_run(identity).review_queue(scope=scope)
-    pairs = [{"key": i.key, "value": i.value, "peer": p["key"], "peer_value": p["value"],
-              "judges": "; ".join(f"{r['verdict']} {r['confidence']:.2f} ({r['judge']}): {r['reason']}"
-                                  for r in i.reasons if r["peer_key"] in (p["key"], i.key))}
-             for i in items for p in i.peers]
+    pairs = [
+        {
+            "key": i.key,
+            "value": i.value,
+            "peer": p["key"],
+            "peer_value": p["value"],
+            "judges": "; ".join(
+                f"{r['verdict']} {r['confidence']:.2f} ({r['judge']}): {r['reason']}"
+                for r in i.reasons
+                if r["peer_key"] in (p["key"], i.key)
+            ),
+        }
+        for i in items
+        for p in i.peers
+    ]
     table = mo.ui.table(pairs, selection="single", label="flagged pairs: pick one")
     table
     return identity, scope, table
@@ -76,8 +91,9 @@ def _(Memory, clear, home, identity, mo, pair, retire, scope, set_version, undo)
         if undo.value:
             _done = _tool.restore(pair["peer"], scope=scope).to_dict()
         else:
-            _done = _tool.resolve_conflict(pair["key"], pair["peer"], "retire_peer" if retire.value else "clear",
-                                           scope=scope)
+            _done = _tool.resolve_conflict(
+                pair["key"], pair["peer"], "retire_peer" if retire.value else "clear", scope=scope
+            )
     set_version(lambda n: n + 1)
     mo.md(f"Done: `{_done}`")
     return

@@ -3,6 +3,7 @@
 Each request takes the next step of the script (the last step repeats): a dict answered as the
 model's JSON content, or one of the failure steps below. Requests are recorded.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,8 @@ def status(code: int, retry_after: float | None = None) -> dict:
 
 MALFORMED = {"kind": "raw", "content": '{"facts": [ {"subject": "ana",'}  # cut JSON
 TRUNCATED = {"kind": "truncated"}
-SLOW = {"kind": "slow"}          # answers after the client's timeout
-DROP = {"kind": "drop"}          # closes the connection without an answer
+SLOW = {"kind": "slow"}  # answers after the client's timeout
+DROP = {"kind": "drop"}  # closes the connection without an answer
 
 
 class ScriptedLLM:
@@ -61,12 +62,22 @@ class ScriptedLLM:
                 content = json.dumps(step["content"]) if kind == "ok" else step.get("content", "{}")
                 finish = "length" if kind == "truncated" else "stop"
                 usage = step.get("usage", (50, 10))
-                payload = json.dumps({
-                    "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": finish,
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1],
-                              "total_tokens": usage[0] + usage[1]}}).encode()
+                payload = json.dumps(
+                    {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": content}}
+                        ],
+                        "usage": {
+                            "prompt_tokens": usage[0],
+                            "completion_tokens": usage[1],
+                            "total_tokens": usage[0] + usage[1],
+                        },
+                    }
+                ).encode()
                 self.send_response(200)
                 self._send(payload)
 

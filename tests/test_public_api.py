@@ -24,8 +24,7 @@ def _signature(member: Any) -> str:
         member = member.__func__
     signature = inspect.signature(member)
     params = [
-        p.replace(default=_Named(p.default.__qualname__)) if p.default is not p.empty and callable(p.default)
-        else p
+        p.replace(default=_Named(p.default.__qualname__)) if p.default is not p.empty and callable(p.default) else p
         for p in signature.parameters.values()
     ]
     return str(signature.replace(parameters=params))
@@ -64,9 +63,8 @@ def test_the_public_surface_matches_the_committed_snapshot():
         missing = sorted(set(expected[cls]) - set(found[cls]))
         added = sorted(set(found[cls]) - set(expected[cls]))
         changed = sorted(n for n in set(expected[cls]) & set(found[cls]) if expected[cls][n] != found[cls][n])
-        assert not (missing or added or changed), (
-            f"{cls}: missing {missing}, added {added}, changed "
-            + "; ".join(f"{n}: {expected[cls][n]} -> {found[cls][n]}" for n in changed)
+        assert not (missing or added or changed), f"{cls}: missing {missing}, added {added}, changed " + "; ".join(
+            f"{n}: {expected[cls][n]} -> {found[cls][n]}" for n in changed
         )
 
 

@@ -7,6 +7,7 @@ script points those URLs at the copy installed with the marimo package. Chromium
 ``chromium`` package (``make screenshots`` and ``make test`` install it when missing), run
 headless with a fresh profile and no network services.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--allow-file-access-from-files", "--hide-scrollbars"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--allow-file-access-from-files",
+    "--hide-scrollbars",
+]
 
 
 def find_chromium() -> str | None:
@@ -54,14 +64,19 @@ def _run_chromium(args: list[str], timeout: int = 120) -> subprocess.CompletedPr
     if chromium is None:
         raise FileNotFoundError("chromium is not installed (Debian package `chromium`; `make test` installs it)")
     with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
-        return subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args], capture_output=True,
-                              text=True, timeout=timeout)
+        return subprocess.run(
+            [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
 
 def screenshot(url: str, png: Path, *, width: int = 1280, height: int = 1600, budget_ms: int = 15000) -> Path:
     png.parent.mkdir(parents=True, exist_ok=True)
-    done = _run_chromium([f"--window-size={width},{height}", f"--virtual-time-budget={budget_ms}",
-                          f"--screenshot={png}", url])
+    done = _run_chromium(
+        [f"--window-size={width},{height}", f"--virtual-time-budget={budget_ms}", f"--screenshot={png}", url]
+    )
     if not png.exists():
         raise RuntimeError(f"chromium wrote no screenshot of {url}: {done.stderr[-500:]}")
     return png
@@ -84,8 +99,13 @@ def dagster_graph(png: Path, home: Path) -> Path:
     env = {**os.environ, "MEMCORE_HOME": str(home), "DAGSTER_HOME": str(ROOT / ".dagster")}
     (ROOT / ".dagster").mkdir(exist_ok=True)
     shutil.copy(ROOT / "dagster.yaml", ROOT / ".dagster" / "dagster.yaml")  # telemetry off, no pop-up
-    server = subprocess.Popen([sys.executable, "-m", "dagster_webserver", "-m", "assets.definitions", "-h", "127.0.0.1",
-                               "-p", str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "dagster_webserver", "-m", "assets.definitions", "-h", "127.0.0.1", "-p", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.time() + 120
         while time.time() < deadline:

@@ -6,16 +6,19 @@ she, him, her, his) prefers a name of two words or more; anything else takes the
 name. What matters for the experiment is *what text the resolver is given*: a span alone, or the
 whole batch the span came from.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-STOP = frozenset("""i you he she it they we me him her us them my your his its our their this that these those the a
+STOP = frozenset(
+    """i you he she it they we me him her us them my your his its our their this that these those the a
 an can could would will shall should please play show set remind what when where who whom how why is are was were do
 does did okay ok yes no sure thanks thank hey hi hello let tell find search add turn put get give got go make
 take open start stop call send read check look listen watch any some all there here and or but so then now also just
-also not if which one ones oh well great good nice cool alright right fine next previous last first""".split())
+also not if which one ones oh well great good nice cool alright right fine next previous last first""".split()
+)
 PERSONAL = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
 SPEAKERS = frozenset({"i", "me", "my", "mine", "myself", "you", "your", "yours", "yourself", "we", "us", "our"})
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'’.-]*")
@@ -24,7 +27,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9][\w'’.-]*")
 @dataclass(frozen=True, slots=True)
 class Candidate:
     text: str
-    position: int   # where it ends, in the text it was read from (later = more recent)
+    position: int  # where it ends, in the text it was read from (later = more recent)
 
 
 def is_named(text: str) -> bool:

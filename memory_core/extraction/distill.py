@@ -11,6 +11,7 @@ It replays a transcript through a token window the way an agent runtime distils 
 Every evicted span goes to ``bridge.on_boundary`` with the boundary's generation. Tokens are
 counted as whitespace-separated words: the driver needs an order of magnitude, not a tokenizer.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -10,6 +10,7 @@ Two decisions from the design: banking never fails the run (a full queue or an u
 store is an event, and the run goes on), and a misconfiguration (no store, no user id, no user
 scope grant) is reported once, as one error event, not once per span.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from ..api import Memory
 
 BOUNDARIES = ("compaction", "recap", "stateful")
-DEFAULT_CAPACITY = 256   # unfinished harvest jobs a user scope may hold before spans are dropped
+DEFAULT_CAPACITY = 256  # unfinished harvest jobs a user scope may hold before spans are dropped
 
 
 @dataclass
@@ -45,7 +46,7 @@ class HarvestBridge:
         self.events.append(event)
         try:
             self.on_event(event)
-        except Exception:  # an observer's failure is not the run's
+        except Exception:  # noqa: BLE001 - an observer's failure is not the run's
             pass
 
     def _problem(self) -> str | None:
@@ -57,8 +58,9 @@ class HarvestBridge:
             return "harvest_to_memory is on but the run lacks the memory_scopes grant 'user'"
         return None
 
-    def on_boundary(self, boundary: str, evicted: Sequence[dict[str, Any]], *, generation: int,
-                    session: str | None = None) -> bool:
+    def on_boundary(
+        self, boundary: str, evicted: Sequence[dict[str, Any]], *, generation: int, session: str | None = None
+    ) -> bool:
         """Bank an evicted span. Returns whether it was banked; never raises."""
         if not self.harvest_to_memory or not evicted:
             return False
@@ -77,19 +79,44 @@ class HarvestBridge:
             parse_messages(evicted, session=session)
             memory = self.memory
             banked = memory.store.enqueue(
-                "hv-" + memory._new_id()[:16], identity.namespace(Scope.USER), identity.actor, "harvest",
-                {"messages": list(evicted), "boundary": boundary, "generation": generation, "session": session,
-                 "identity": _identity_fields(identity)}, memory.clock.now(), capacity=self.capacity)
-        except Exception as exc:  # the store is gone, the span is malformed...: the run goes on
+                "hv-" + memory._new_id()[:16],
+                identity.namespace(Scope.USER),
+                identity.actor,
+                "harvest",
+                {
+                    "messages": list(evicted),
+                    "boundary": boundary,
+                    "generation": generation,
+                    "session": session,
+                    "identity": _identity_fields(identity),
+                },
+                memory.clock.now(),
+                capacity=self.capacity,
+            )
+        except Exception as exc:  # noqa: BLE001 - the store is gone, the span is malformed...: the run goes on
             self.dropped += 1
-            self._emit({"type": "warning", "code": "HARVEST_BANK_FAILED", "boundary": boundary,
-                        "generation": generation, "message": f"{type(exc).__name__}: {exc}"[:300]})
+            self._emit(
+                {
+                    "type": "warning",
+                    "code": "HARVEST_BANK_FAILED",
+                    "boundary": boundary,
+                    "generation": generation,
+                    "message": f"{type(exc).__name__}: {exc}"[:300],
+                }
+            )
             return False
         if not banked:
             self.dropped += 1
-            self._emit({"type": "warning", "code": "HARVEST_QUEUE_FULL", "boundary": boundary,
-                        "generation": generation, "message": f"the harvest queue holds {self.capacity} unfinished "
-                                                             "jobs for this user; the span was not banked"})
+            self._emit(
+                {
+                    "type": "warning",
+                    "code": "HARVEST_QUEUE_FULL",
+                    "boundary": boundary,
+                    "generation": generation,
+                    "message": f"the harvest queue holds {self.capacity} unfinished "
+                    "jobs for this user; the span was not banked",
+                }
+            )
             return False
         self.banked += 1
         return True
@@ -102,6 +129,11 @@ def run_harvest_job(memory: "Memory", row: QueueRow) -> dict[str, Any]:
     """Consolidate one banked span: extract the whole batch, place, write durable facts."""
     body = row.payload
     tool = memory.for_run(identity_from(body["identity"]), origin="worker:consolidation")
-    result = tool.set_from_messages(body["messages"], session=body["session"], scope=row.namespace.scope,
-                                    steps=CONSOLIDATION_STEPS, compaction_generation=body["generation"])
+    result = tool.set_from_messages(
+        body["messages"],
+        session=body["session"],
+        scope=row.namespace.scope,
+        steps=CONSOLIDATION_STEPS,
+        compaction_generation=body["generation"],
+    )
     return {**result.to_dict(), "boundary": body["boundary"]}

@@ -4,6 +4,7 @@ The prompt asks for keys by subject and attribute, never by value, so a later st
 same attribute supersedes the earlier row; pronouns resolved against the window it is shown;
 dates against the session date; nothing from the assistant's narration or recalled memories.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -15,22 +16,40 @@ from ..temporal import parse_instant
 from .model import Extracted, ExtractorOutput, Turn
 
 SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["facts"],
-    "properties": {"facts": {"type": "array", "items": {
-        "type": "object", "additionalProperties": False,
-        "required": ["subject", "attribute", "relation", "object", "statement", "turn_id", "quote", "valid_from",
-                     "multi_valued"],
-        "properties": {
-            "subject": {"type": "string", "minLength": 1},
-            "attribute": {"type": "string", "minLength": 1, "pattern": "^[a-z0-9_]+$"},
-            "relation": {"type": "string", "minLength": 1},
-            "object": {"type": "string", "minLength": 1},
-            "statement": {"type": "string", "minLength": 1},
-            "turn_id": {"type": "string"},
-            "quote": {"type": "string"},
-            "valid_from": {"type": ["string", "null"]},
-            "multi_valued": {"type": "boolean"},
-        }}}},
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["facts"],
+    "properties": {
+        "facts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": [
+                    "subject",
+                    "attribute",
+                    "relation",
+                    "object",
+                    "statement",
+                    "turn_id",
+                    "quote",
+                    "valid_from",
+                    "multi_valued",
+                ],
+                "properties": {
+                    "subject": {"type": "string", "minLength": 1},
+                    "attribute": {"type": "string", "minLength": 1, "pattern": "^[a-z0-9_]+$"},
+                    "relation": {"type": "string", "minLength": 1},
+                    "object": {"type": "string", "minLength": 1},
+                    "statement": {"type": "string", "minLength": 1},
+                    "turn_id": {"type": "string"},
+                    "quote": {"type": "string"},
+                    "valid_from": {"type": ["string", "null"]},
+                    "multi_valued": {"type": "boolean"},
+                },
+            },
+        }
+    },
 }
 
 INSTRUCTIONS = """You extract durable facts about people from a conversation.
@@ -54,9 +73,14 @@ class LLMExtractor:
 
     def extract(self, turns: Sequence[Turn], *, session_date: datetime | None) -> ExtractorOutput:
         lines = [f"[{t.turn_id}] {t.speaker} ({t.role}): {t.content}" for t in turns]
-        messages = [{"role": "system", "content": INSTRUCTIONS},
-                    {"role": "user", "content": f"Session date: {session_date.date().isoformat() if session_date else 'unknown'}\n\n"
-                                                + "\n".join(lines)}]
+        messages = [
+            {"role": "system", "content": INSTRUCTIONS},
+            {
+                "role": "user",
+                "content": f"Session date: {session_date.date().isoformat() if session_date else 'unknown'}\n\n"
+                + "\n".join(lines),
+            },
+        ]
         answer = self.llm.complete_json(messages, SCHEMA, schema_name="extracted_facts", max_tokens=self.max_tokens)
         by_id = {t.turn_id: t for t in turns}
         facts, notes = [], list(answer.notes)
@@ -74,7 +98,19 @@ class LLMExtractor:
             except MemcoreError:
                 valid_from = None
                 notes.append(f"ignored an unreadable valid_from {item['valid_from']!r}")
-            facts.append(Extracted(item["subject"], item["attribute"], item["statement"],
-                                   (item["subject"], item["relation"], item["object"]), turn.turn_id, span,
-                                   turn.content[span[0]:span[1]], valid_from, turn.role, 0.8, item["multi_valued"]))
+            facts.append(
+                Extracted(
+                    item["subject"],
+                    item["attribute"],
+                    item["statement"],
+                    (item["subject"], item["relation"], item["object"]),
+                    turn.turn_id,
+                    span,
+                    turn.content[span[0] : span[1]],
+                    valid_from,
+                    turn.role,
+                    0.8,
+                    item["multi_valued"],
+                )
+            )
         return ExtractorOutput(tuple(facts), answer.usage, tuple(notes))

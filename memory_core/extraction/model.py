@@ -1,4 +1,5 @@
 """What extraction reads (turns) and what it proposes (extracted facts), as plain values."""
+
 from __future__ import annotations
 
 import re
@@ -30,15 +31,15 @@ class Extracted:
 
     subject: str
     attribute: str
-    value: str                                  # the statement, in words
-    relation: tuple[str, str, str] | None       # the graph fact it states
+    value: str  # the statement, in words
+    relation: tuple[str, str, str] | None  # the graph fact it states
     turn_id: str
-    span: tuple[int, int]                       # [start, end) of the source quote in the turn's text
+    span: tuple[int, int]  # [start, end) of the source quote in the turn's text
     quote: str
     valid_from: datetime | None = None
     source_role: str = "user"
     confidence: float = 0.9
-    multi_valued: bool = False                  # a set-valued attribute: each item keeps its own key
+    multi_valued: bool = False  # a set-valued attribute: each item keeps its own key
 
     @property
     def key(self) -> str:
@@ -49,12 +50,12 @@ class Extracted:
 @dataclass(frozen=True, slots=True)
 class ExtractorOutput:
     facts: tuple[Extracted, ...]
-    usage: Any = None                            # the LLM port's Usage, when a model was called
+    usage: Any = None  # the LLM port's Usage, when a model was called
     notes: tuple[str, ...] = field(default=())
 
 
 class Extractor(Protocol):
-    name: str      # recorded as the model in each row's provenance
+    name: str  # recorded as the model in each row's provenance
 
     def extract(self, turns: Sequence[Turn], *, session_date: datetime | None) -> ExtractorOutput: ...
 
@@ -70,8 +71,9 @@ def parse_messages(messages: Any, *, session: str | None = None) -> tuple[Turn, 
     turns = []
     for i, m in enumerate(messages):
         if not isinstance(m, dict) or not isinstance(m.get("content"), str) or m.get("role") not in ROLES:
-            raise InvalidInput(f"message {i}: needs role ({', '.join(ROLES)}) and content (a string)",
-                               field=f"messages[{i}]")
+            raise InvalidInput(
+                f"message {i}: needs role ({', '.join(ROLES)}) and content (a string)", field=f"messages[{i}]"
+            )
         unknown = set(m) - {"role", "content", "name", "id", "at"}
         if unknown:
             raise InvalidInput(f"message {i}: unknown field(s) {', '.join(sorted(unknown))}", field=f"messages[{i}]")
@@ -79,6 +81,14 @@ def parse_messages(messages: Any, *, session: str | None = None) -> tuple[Turn, 
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise InvalidInput(f"message {i}: name must be a non-empty string", field=f"messages[{i}].name")
         turn_id = str(m.get("id") or f"{session or 'turn'}:{i}")
-        turns.append(Turn(i, m["role"], m["content"], (name or m["role"]).strip(), turn_id,
-                          parse_instant(m.get("at"), f"messages[{i}].at")))
+        turns.append(
+            Turn(
+                i,
+                m["role"],
+                m["content"],
+                (name or m["role"]).strip(),
+                turn_id,
+                parse_instant(m.get("at"), f"messages[{i}].at"),
+            )
+        )
     return tuple(turns)

@@ -6,6 +6,7 @@ harvested spans adds place_facts before bulk_write. A request may reorder or
 skip steps, or name steps an operator registered (``Memory.register_step``). Every step but the
 first and the last is a pure function of the state; each is tested on its own.
 """
+
 from __future__ import annotations
 
 import re
@@ -22,9 +23,17 @@ if TYPE_CHECKING:
     from ..api import MemoryTool
     from ..model import FactVersion
 
-DEFAULT_STEPS = ("fetch_existing", "llm_extract", "drop_recall_echoes", "drop_session_echoes",
-                 "drop_activity_narration", "hash_dedup", "retire_forgotten", "bulk_write")
-WINDOW_CHARS = 6000   # a longer transcript is split into windows (one turn of overlap) and merged
+DEFAULT_STEPS = (
+    "fetch_existing",
+    "llm_extract",
+    "drop_recall_echoes",
+    "drop_session_echoes",
+    "drop_activity_narration",
+    "hash_dedup",
+    "retire_forgotten",
+    "bulk_write",
+)
+WINDOW_CHARS = 6000  # a longer transcript is split into windows (one turn of overlap) and merged
 
 
 @dataclass
@@ -35,10 +44,10 @@ class ExtractionState:
     compaction_generation: int | None = None
     existing: dict[str, "FactVersion"] = field(default_factory=dict)
     facts: list[Extracted] = field(default_factory=list)
-    dropped: dict[str, list[str]] = field(default_factory=dict)   # step -> keys it dropped
-    forgotten: list[str] = field(default_factory=list)            # keys a "forget this" retired
+    dropped: dict[str, list[str]] = field(default_factory=dict)  # step -> keys it dropped
+    forgotten: list[str] = field(default_factory=list)  # keys a "forget this" retired
     windows: list[tuple[int, int]] = field(default_factory=list)  # [first, last] turn index of each window
-    written: Any = None                                           # the bulk write's BulkResult
+    written: Any = None  # the bulk write's BulkResult
     usage: Any = None
     notes: list[str] = field(default_factory=list)
 
@@ -132,7 +141,9 @@ def drop_session_echoes(state: ExtractionState, ctx: StepContext) -> None:
 _NARRATION = re.compile(
     r"^\s*(?:ok(?:ay)?,?\s+)?(?:let me|let's|i(?:'m| am) (?:now |just )?(?:going to|searching|looking|checking|calling|"
     r"running|trying|fetching|reading|opening)|i(?:'ll| will) (?:now |just )?(?:check|look|search|run|call|try|fetch|"
-    r"read|open)|(?:searching|looking up|checking|calling|running)\b)", re.IGNORECASE)
+    r"read|open)|(?:searching|looking up|checking|calling|running)\b)",
+    re.IGNORECASE,
+)
 
 
 def drop_activity_narration(state: ExtractionState, ctx: StepContext) -> None:
@@ -144,7 +155,7 @@ def drop_activity_narration(state: ExtractionState, ctx: StepContext) -> None:
         if turn is None or turn.role == "tool":
             return turn is not None
         start = max(turn.content.rfind(c, 0, f.span[0]) for c in ".!?\n") + 1
-        return bool(_NARRATION.match(turn.content[start:f.span[1]]))
+        return bool(_NARRATION.match(turn.content[start : f.span[1]]))
 
     state.drop("drop_activity_narration", lambda f: not narration(f))
 
@@ -166,9 +177,11 @@ def hash_dedup(state: ExtractionState, ctx: StepContext) -> None:
     state.drop("hash_dedup", lambda f: f in kept)
 
 
-_FORGET = re.compile(r"\b(?:please\s+)?(?:forget|stop remembering|don't remember|do not remember|delete)\s+"
-                     r"(?:that\s+|what\s+i\s+said\s+about\s+|about\s+|the\s+fact\s+that\s+|my\s+)?(?P<topic>[^.!?]*)",
-                     re.IGNORECASE)
+_FORGET = re.compile(
+    r"\b(?:please\s+)?(?:forget|stop remembering|don't remember|do not remember|delete)\s+"
+    r"(?:that\s+|what\s+i\s+said\s+about\s+|about\s+|the\s+fact\s+that\s+|my\s+)?(?P<topic>[^.!?]*)",
+    re.IGNORECASE,
+)
 
 
 def forget_requests(turns: Sequence[Turn]) -> list[tuple[int, set[str]]]:
@@ -189,15 +202,19 @@ def retire_forgotten(state: ExtractionState, ctx: StepContext) -> None:
     facts of the same turn and the turn before. Restore undoes it; ``redact`` erases."""
     order = {t.turn_id: t.index for t in state.turns}
     for index, topic in forget_requests(state.turns):
-        def about(key: str, text: str) -> bool:
+
+        def about(key: str, text: str, topic: set[str] = topic) -> bool:
             return bool(topic) and topic <= _content_words(key.replace(":", " ").replace("_", " ") + " " + text)
 
         if topic:
             doomed = [k for k, f in state.existing.items() if about(k, str(f.value))]
-            state.drop("retire_forgotten", lambda f: not (order.get(f.turn_id, 0) <= index and about(f.key, f.value)))
+            state.drop(
+                "retire_forgotten",
+                lambda f, at=index: not (order.get(f.turn_id, 0) <= at and about(f.key, f.value)),
+            )
         else:
             doomed = []
-            state.drop("retire_forgotten", lambda f: order.get(f.turn_id, 0) not in (index - 1, index))
+            state.drop("retire_forgotten", lambda f, at=index: order.get(f.turn_id, 0) not in (at - 1, at))
         for key in doomed:
             if not ctx.dry_run:
                 ctx.tool.delete(key, scope=ctx.scope)
@@ -213,23 +230,50 @@ def bulk_write(state: ExtractionState, ctx: StepContext) -> None:
     for fact in state.facts:
         turn = by_id.get(fact.turn_id)
         said_at = (turn.at if turn else None) or state.session_date
-        entries.append({
-            "key": fact.key, "value": fact.value, "subject": fact.subject, "memory_type": "extracted",
-            "relations": [list(fact.relation)] if fact.relation else None,
-            "valid_at": fact.valid_from or said_at, "observed_at": said_at, "confidence": fact.confidence,
-            "source_quote": fact.quote, "source_turn": fact.turn_id, "source_span": list(fact.span),
-            "context": f"said by {turn.speaker}" if turn else None, **common})
+        entries.append(
+            {
+                "key": fact.key,
+                "value": fact.value,
+                "subject": fact.subject,
+                "memory_type": "extracted",
+                "relations": [list(fact.relation)] if fact.relation else None,
+                "valid_at": fact.valid_from or said_at,
+                "observed_at": said_at,
+                "confidence": fact.confidence,
+                "source_quote": fact.quote,
+                "source_turn": fact.turn_id,
+                "source_span": list(fact.span),
+                "context": f"said by {turn.speaker}" if turn else None,
+                **common,
+            }
+        )
     for turn in state.turns:
         if turn.role in ("user", "assistant") and turn.content.strip():
-            entries.append({"key": f"evidence:{slug(state.session)}:{turn.index:04d}", "kind": "note",
-                            "memory_type": "evidence", "value": f"{turn.speaker}: {turn.content}",
-                            "subject": turn.speaker, "observed_at": turn.at or state.session_date,
-                            "source_turn": turn.turn_id, **common})
+            entries.append(
+                {
+                    "key": f"evidence:{slug(state.session)}:{turn.index:04d}",
+                    "kind": "note",
+                    "memory_type": "evidence",
+                    "value": f"{turn.speaker}: {turn.content}",
+                    "subject": turn.speaker,
+                    "observed_at": turn.at or state.session_date,
+                    "source_turn": turn.turn_id,
+                    **common,
+                }
+            )
     for n, (first, last) in enumerate(state.windows):
-        text = "\n".join(f"{t.speaker}: {t.content}" for t in state.turns[first:last + 1])
-        entries.append({"key": f"chunk:{slug(state.session)}:{n:04d}", "kind": "note",
-                        "memory_type": "transcript_chunk", "value": text, "observed_at": state.session_date,
-                        "context": f"turns {first}..{last}", **common})
+        text = "\n".join(f"{t.speaker}: {t.content}" for t in state.turns[first : last + 1])
+        entries.append(
+            {
+                "key": f"chunk:{slug(state.session)}:{n:04d}",
+                "kind": "note",
+                "memory_type": "transcript_chunk",
+                "value": text,
+                "observed_at": state.session_date,
+                "context": f"turns {first}..{last}",
+                **common,
+            }
+        )
     if entries:
         state.written = ctx.tool.bulk_set(entries, scope=ctx.scope, dry_run=ctx.dry_run)
 
@@ -244,10 +288,18 @@ def place_facts(state: ExtractionState, ctx: StepContext) -> None:
         if len(types) != 1 or ctx.dry_run:
             kept.append(fact)
             continue
-        placed = tool.set(fact.key, fact.value, scope="auto", subject=fact.subject, subject_type=types[0],
-                          relations=[list(fact.relation)] if fact.relation else None,
-                          source_quote=fact.quote or None, source_turn=fact.turn_id, source_span=list(fact.span),
-                          compaction_generation=state.compaction_generation)
+        placed = tool.set(
+            fact.key,
+            fact.value,
+            scope="auto",
+            subject=fact.subject,
+            subject_type=types[0],
+            relations=[list(fact.relation)] if fact.relation else None,
+            source_quote=fact.quote or None,
+            source_turn=fact.turn_id,
+            source_span=list(fact.span),
+            compaction_generation=state.compaction_generation,
+        )
         if placed.details["placement"]["scope"] == Scope.TENANT.value:
             state.dropped.setdefault("place_facts", []).append(fact.key)  # written in the tenant scope
         # a fact placement kept with the user was written just the same
@@ -255,9 +307,14 @@ def place_facts(state: ExtractionState, ctx: StepContext) -> None:
 
 
 BUILTIN_STEPS: dict[str, Step] = {
-    "fetch_existing": fetch_existing, "llm_extract": llm_extract, "drop_recall_echoes": drop_recall_echoes,
-    "drop_session_echoes": drop_session_echoes, "drop_activity_narration": drop_activity_narration,
-    "hash_dedup": hash_dedup, "retire_forgotten": retire_forgotten, "place_facts": place_facts,
+    "fetch_existing": fetch_existing,
+    "llm_extract": llm_extract,
+    "drop_recall_echoes": drop_recall_echoes,
+    "drop_session_echoes": drop_session_echoes,
+    "drop_activity_narration": drop_activity_narration,
+    "hash_dedup": hash_dedup,
+    "retire_forgotten": retire_forgotten,
+    "place_facts": place_facts,
     "bulk_write": bulk_write,
 }
 
@@ -268,8 +325,7 @@ def resolve_steps(names: Sequence[str] | None, registry: dict[str, Step]) -> lis
         raise InvalidInput("steps must be a list of step names", field="steps")
     unknown = [n for n in names if n not in registry]
     if unknown:
-        raise InvalidInput(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(sorted(registry))}",
-                           field="steps")
+        raise InvalidInput(f"unknown step(s) {', '.join(unknown)}; known: {', '.join(sorted(registry))}", field="steps")
     if len(set(names)) != len(names):
         raise InvalidInput("a step may run once per request", field="steps")
     return [(n, registry[n]) for n in names]
@@ -279,4 +335,3 @@ def run_steps(state: ExtractionState, ctx: StepContext, steps: list[tuple[str, S
     for _, step in steps:
         step(state, ctx)
     return state
-

@@ -6,6 +6,7 @@ for each as the identity that queued it. A job whose worker dies returns to the 
 lease runs out; an unreachable provider spends no attempt; a refusal or an unusable answer fails
 the job at once; other failures wait with exponential backoff until ``max_attempts``.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -25,9 +26,15 @@ if TYPE_CHECKING:
 class ExtractionQueueOps:
     _memory: "Memory"
 
-    def enqueue_extraction(self, messages: Sequence[dict[str, Any]], *, session: str | None = None,
-                           session_date: datetime | str | None = None, scope: str | Scope = Scope.USER,
-                           max_attempts: int = 5) -> str:
+    def enqueue_extraction(
+        self,
+        messages: Sequence[dict[str, Any]],
+        *,
+        session: str | None = None,
+        session_date: datetime | str | None = None,
+        scope: str | Scope = Scope.USER,
+        max_attempts: int = 5,
+    ) -> str:
         """Queue a transcript for extraction later; returns the queue id."""
         identity: Identity = self.identity  # type: ignore[attr-defined]
         namespace = identity.namespace(scope)
@@ -38,13 +45,25 @@ class ExtractionQueueOps:
             raise InvalidInput("max_attempts must be an integer from 1 to 50", field="max_attempts")
         memory = self._memory
         queue_id = "xq-" + memory._new_id()[:16]
-        memory.store.enqueue(queue_id, namespace, identity.actor, "extract", {
-            "messages": list(messages), "session": session, "session_date": iso(when),
-            "identity": _identity_fields(identity)}, memory.clock.now(), max_attempts=max_attempts)
+        memory.store.enqueue(
+            queue_id,
+            namespace,
+            identity.actor,
+            "extract",
+            {
+                "messages": list(messages),
+                "session": session,
+                "session_date": iso(when),
+                "identity": _identity_fields(identity),
+            },
+            memory.clock.now(),
+            max_attempts=max_attempts,
+        )
         return queue_id
 
-    def extraction_status(self, queue_ids: Sequence[str] | None = None, *,
-                          scope: str | Scope = Scope.USER) -> list[dict[str, Any]]:
+    def extraction_status(
+        self, queue_ids: Sequence[str] | None = None, *, scope: str | Scope = Scope.USER
+    ) -> list[dict[str, Any]]:
         """The caller's own queued jobs (all, or the named ones) in the scope."""
         identity: Identity = self.identity  # type: ignore[attr-defined]
         rows = self._memory.store.queue_rows(identity.namespace(scope), identity.actor, queue_ids)
@@ -57,22 +76,37 @@ class ExtractionQueueOps:
     def retry_extraction(self, queue_ids: Sequence[str] | None = None, *, scope: str | Scope = Scope.USER) -> list[str]:
         """Put the caller's own failed jobs back in line."""
         identity: Identity = self.identity  # type: ignore[attr-defined]
-        return self._memory.store.retry_failed(identity.namespace(scope), identity.actor, queue_ids,
-                                               self._memory.clock.now())
+        return self._memory.store.retry_failed(
+            identity.namespace(scope), identity.actor, queue_ids, self._memory.clock.now()
+        )
 
 
 def _identity_fields(identity: Identity) -> dict[str, Any]:
-    return {"tenant": identity.tenant, "user": identity.user, "agent": identity.agent, "session": identity.session,
-            "run": identity.run, "model": identity.model, "memory_scopes": sorted(s.value for s in identity.memory_scopes),
-            "sql_scopes": sorted(s.value for s in identity.sql_scopes), "isolated": identity.isolated}
+    return {
+        "tenant": identity.tenant,
+        "user": identity.user,
+        "agent": identity.agent,
+        "session": identity.session,
+        "run": identity.run,
+        "model": identity.model,
+        "memory_scopes": sorted(s.value for s in identity.memory_scopes),
+        "sql_scopes": sorted(s.value for s in identity.sql_scopes),
+        "isolated": identity.isolated,
+    }
 
 
 def identity_from(fields: dict[str, Any]) -> Identity:
-    return Identity(tenant=fields["tenant"], user=fields.get("user"), agent=fields.get("agent"),
-                    session=fields.get("session"), run=fields.get("run"), model=fields.get("model"),
-                    memory_scopes=frozenset(fields.get("memory_scopes") or ("agent", "user", "tenant")),
-                    sql_scopes=frozenset(fields.get("sql_scopes") or ("agent", "user", "tenant")),
-                    isolated=bool(fields.get("isolated")))
+    return Identity(
+        tenant=fields["tenant"],
+        user=fields.get("user"),
+        agent=fields.get("agent"),
+        session=fields.get("session"),
+        run=fields.get("run"),
+        model=fields.get("model"),
+        memory_scopes=frozenset(fields.get("memory_scopes") or ("agent", "user", "tenant")),
+        sql_scopes=frozenset(fields.get("sql_scopes") or ("agent", "user", "tenant")),
+        isolated=bool(fields.get("isolated")),
+    )
 
 
 Handler = Callable[["Memory", QueueRow], dict[str, Any]]
@@ -81,13 +115,15 @@ Handler = Callable[["Memory", QueueRow], dict[str, Any]]
 def run_extract_job(memory: "Memory", row: QueueRow) -> dict[str, Any]:
     body = row.payload
     tool = memory.for_run(identity_from(body["identity"]), origin="worker:extraction")
-    result = tool.set_from_messages(body["messages"], session=body["session"], session_date=body["session_date"],
-                                    scope=row.namespace.scope)
+    result = tool.set_from_messages(
+        body["messages"], session=body["session"], session_date=body["session_date"], scope=row.namespace.scope
+    )
     return result.to_dict()
 
 
-def run_queue(memory: "Memory", handlers: dict[str, Handler], *, worker: str, limit: int, lease_s: float,
-              kinds: Sequence[str]) -> dict[str, int]:
+def run_queue(
+    memory: "Memory", handlers: dict[str, Handler], *, worker: str, limit: int, lease_s: float, kinds: Sequence[str]
+) -> dict[str, int]:
     """Lease up to ``limit`` due jobs and run each; returns counts by outcome."""
     store, counts = memory.store, {"done": 0, "failed": 0, "waiting": 0, "lease_lost": 0, "claimed": 0}
     for row in store.claim(worker, memory.clock.now(), lease_s=lease_s, limit=limit, kinds=kinds):
@@ -98,8 +134,9 @@ def run_queue(memory: "Memory", handlers: dict[str, Handler], *, worker: str, li
             kept = store.fail(row.queue_id, worker, memory.clock.now(), exc.message, spent=exc.reached)
             outcome = "waiting"
         except (LLMRefused, LLMMalformed, InvalidInput) as exc:
-            kept = store.fail(row.queue_id, worker, memory.clock.now(), f"{exc.code}: {exc.message}", spent=True,
-                              permanent=True)
+            kept = store.fail(
+                row.queue_id, worker, memory.clock.now(), f"{exc.code}: {exc.message}", spent=True, permanent=True
+            )
             outcome = "failed"
         except MemcoreError as exc:
             kept = store.fail(row.queue_id, worker, memory.clock.now(), f"{exc.code}: {exc.message}", spent=True)

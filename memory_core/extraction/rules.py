@@ -6,6 +6,7 @@ dates against the session date ("last year", "in May", "three weeks ago") and pr
 the text it is given ("My sister is called Maya. She lives in Oslo." → Maya lives in Oslo). It
 understands nothing else, so its recall is low: it is the baseline a model must beat.
 """
+
 from __future__ import annotations
 
 import calendar
@@ -19,19 +20,56 @@ from .model import Extracted, ExtractorOutput, Turn
 PROPER = r"(?P<obj>[A-Z][\w'&.-]*(?:\s+(?:of\s+|de\s+|the\s+|and\s+)?[A-Z][\w'&.-]*)*)"
 PHRASE = r"(?P<obj>[^.,!?;:]+?)(?=\s+(?:and|but|because|so|when|since|with)\b|[.,!?;:]|$)"
 NAME = r"(?P<obj>[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)"
-KIN = ("sister", "brother", "mother", "mom", "father", "dad", "wife", "husband", "partner", "son", "daughter",
-       "best friend", "friend", "boss", "grandma", "grandmother", "grandpa", "grandfather", "dog", "cat")
+KIN = (
+    "sister",
+    "brother",
+    "mother",
+    "mom",
+    "father",
+    "dad",
+    "wife",
+    "husband",
+    "partner",
+    "son",
+    "daughter",
+    "best friend",
+    "friend",
+    "boss",
+    "grandma",
+    "grandmother",
+    "grandpa",
+    "grandfather",
+    "dog",
+    "cat",
+)
 _KIN = "|".join(sorted(KIN, key=len, reverse=True))
-JOBS = ("engineer", "teacher", "nurse", "doctor", "developer", "designer", "student", "artist", "writer",
-        "counselor", "manager", "lawyer", "chef", "musician", "photographer", "scientist", "painter")
+JOBS = (
+    "engineer",
+    "teacher",
+    "nurse",
+    "doctor",
+    "developer",
+    "designer",
+    "student",
+    "artist",
+    "writer",
+    "counselor",
+    "manager",
+    "lawyer",
+    "chef",
+    "musician",
+    "photographer",
+    "scientist",
+    "painter",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
     pattern: re.Pattern
-    attribute: str           # may name a group: {kin}, {thing}
+    attribute: str  # may name a group: {kin}, {thing}
     relation: str
-    template: str            # the value as a statement: {s} subject, {o} object, {kin}, {thing}
+    template: str  # the value as a statement: {s} subject, {o} object, {kin}, {thing}
     multi_valued: bool = False
     third_person: bool = False
 
@@ -42,48 +80,119 @@ def _r(text: str) -> re.Pattern:
 
 # The verbs are matched without regard to case; the object patterns demand capitals themselves.
 RULES = (
-    Rule(_r(r"\bI(?:'m| am)?\s+(?:currently\s+)?(?:live|living|reside|residing|based)\s+in\s+(?-i:" + PROPER + ")"),
-         "lives_in", "lives_in", "{s} lives in {o}"),
-    Rule(_r(r"\bI(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+(?-i:" + PROPER + ")"),
-         "lives_in", "lives_in", "{s} lives in {o}"),
-    Rule(_r(r"\bI(?:'m| am)?\s+(?:currently\s+)?(?:work|working)\s+(?:at|for)\s+(?-i:" + PROPER + ")"),
-         "works_at", "works_at", "{s} works at {o}"),
-    Rule(_r(r"\bI\s+(?:started|began)\s+(?:a\s+new\s+job\s+|working\s+)?(?:at|with|for)\s+(?-i:" + PROPER + ")"),
-         "works_at", "works_at", "{s} works at {o}"),
+    Rule(
+        _r(r"\bI(?:'m| am)?\s+(?:currently\s+)?(?:live|living|reside|residing|based)\s+in\s+(?-i:" + PROPER + ")"),
+        "lives_in",
+        "lives_in",
+        "{s} lives in {o}",
+    ),
+    Rule(
+        _r(r"\bI(?:'ve| have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+(?-i:" + PROPER + ")"),
+        "lives_in",
+        "lives_in",
+        "{s} lives in {o}",
+    ),
+    Rule(
+        _r(r"\bI(?:'m| am)?\s+(?:currently\s+)?(?:work|working)\s+(?:at|for)\s+(?-i:" + PROPER + ")"),
+        "works_at",
+        "works_at",
+        "{s} works at {o}",
+    ),
+    Rule(
+        _r(r"\bI\s+(?:started|began)\s+(?:a\s+new\s+job\s+|working\s+)?(?:at|with|for)\s+(?-i:" + PROPER + ")"),
+        "works_at",
+        "works_at",
+        "{s} works at {o}",
+    ),
     Rule(_r(r"\bI\s+(?:just\s+)?joined\s+(?-i:" + PROPER + ")"), "works_at", "works_at", "{s} works at {o}"),
-    Rule(_r(r"\bmy\s+(?P<kin>" + _KIN + r")(?:'s\s+name\s+is|\s+is\s+(?:called|named)|\s+(?:called|named)|,)\s+(?-i:"
-            + NAME + ")"), "{kin}_name", "has_{kin}", "{s}'s {kin} is named {o}"),
-    Rule(_r(r"\bI\s+have\s+an?\s+(?P<kin>" + _KIN + r")\s+(?:named|called)\s+(?-i:" + NAME + ")"),
-         "{kin}_name", "has_{kin}", "{s}'s {kin} is named {o}"),
+    Rule(
+        _r(
+            r"\bmy\s+(?P<kin>"
+            + _KIN
+            + r")(?:'s\s+name\s+is|\s+is\s+(?:called|named)|\s+(?:called|named)|,)\s+(?-i:"
+            + NAME
+            + ")"
+        ),
+        "{kin}_name",
+        "has_{kin}",
+        "{s}'s {kin} is named {o}",
+    ),
+    Rule(
+        _r(r"\bI\s+have\s+an?\s+(?P<kin>" + _KIN + r")\s+(?:named|called)\s+(?-i:" + NAME + ")"),
+        "{kin}_name",
+        "has_{kin}",
+        "{s}'s {kin} is named {o}",
+    ),
     Rule(_r(r"\bmy\s+name\s+is\s+(?-i:" + NAME + ")"), "name", "named", "{s}'s name is {o}"),
     Rule(_r(r"\bI(?:'m| am)\s+(?P<obj>\d{1,3})\s+(?:years?\s+old|yrs?\s+old)"), "age", "age", "{s} is {o} years old"),
     Rule(_r(r"\bI\s+work\s+as\s+an?\s+" + PHRASE), "occupation", "works_as", "{s} works as a {o}"),
-    Rule(_r(r"\bI(?:'m| am)\s+an?\s+(?P<obj>(?:\w+\s+)?(?:" + "|".join(JOBS) + r"))\b"),
-         "occupation", "works_as", "{s} works as a {o}"),
-    Rule(_r(r"\bmy\s+favou?rite\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+is\s+" + PHRASE),
-         "favorite_{thing}", "favorite_{thing}", "{s}'s favorite {thing} is {o}"),
-    Rule(_r(r"\bI\s+(?:really\s+|absolutely\s+)?(?:love|like|enjoy|adore)\s+" + PHRASE),
-         "likes", "likes", "{s} likes {o}", multi_valued=True),
-    Rule(_r(r"\b(?P<pron>she|he)\s+(?:lives|is\s+living)\s+in\s+(?-i:" + PROPER + ")"),
-         "lives_in", "lives_in", "{s} lives in {o}", third_person=True),
-    Rule(_r(r"\b(?P<pron>she|he)\s+(?:just\s+)?moved\s+to\s+(?-i:" + PROPER + ")"),
-         "lives_in", "lives_in", "{s} lives in {o}", third_person=True),
-    Rule(_r(r"\b(?P<pron>she|he)\s+works\s+(?:at|for)\s+(?-i:" + PROPER + ")"),
-         "works_at", "works_at", "{s} works at {o}", third_person=True),
+    Rule(
+        _r(r"\bI(?:'m| am)\s+an?\s+(?P<obj>(?:\w+\s+)?(?:" + "|".join(JOBS) + r"))\b"),
+        "occupation",
+        "works_as",
+        "{s} works as a {o}",
+    ),
+    Rule(
+        _r(r"\bmy\s+favou?rite\s+(?P<thing>[a-z]+(?:\s+[a-z]+)?)\s+is\s+" + PHRASE),
+        "favorite_{thing}",
+        "favorite_{thing}",
+        "{s}'s favorite {thing} is {o}",
+    ),
+    Rule(
+        _r(r"\bI\s+(?:really\s+|absolutely\s+)?(?:love|like|enjoy|adore)\s+" + PHRASE),
+        "likes",
+        "likes",
+        "{s} likes {o}",
+        multi_valued=True,
+    ),
+    Rule(
+        _r(r"\b(?P<pron>she|he)\s+(?:lives|is\s+living)\s+in\s+(?-i:" + PROPER + ")"),
+        "lives_in",
+        "lives_in",
+        "{s} lives in {o}",
+        third_person=True,
+    ),
+    Rule(
+        _r(r"\b(?P<pron>she|he)\s+(?:just\s+)?moved\s+to\s+(?-i:" + PROPER + ")"),
+        "lives_in",
+        "lives_in",
+        "{s} lives in {o}",
+        third_person=True,
+    ),
+    Rule(
+        _r(r"\b(?P<pron>she|he)\s+works\s+(?:at|for)\s+(?-i:" + PROPER + ")"),
+        "works_at",
+        "works_at",
+        "{s} works at {o}",
+        third_person=True,
+    ),
 )
 
 NAMING = tuple(r for r in RULES if r.attribute == "{kin}_name")  # the rules that name people (for pronouns)
 _NOT_OBJECTS = {"i", "it", "that", "this", "the", "a", "an", "my", "you", "we", "they", "there", "here"}
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10}
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 _DATE = re.compile(
     r"\b(?:in\s+(?P<month>" + "|".join(_MONTHS) + r")?\s*(?P<year>(?:19|20)\d{2})"
     r"|in\s+(?P<month_only>" + "|".join(_MONTHS) + r")"
     r"|(?P<last>last)\s+(?P<unit>year|month|week)"
     r"|(?P<yesterday>yesterday)"
     r"|(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?P<ago_unit>years?|months?|weeks?|days?)\s+ago)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
 
@@ -107,12 +216,14 @@ def resolve_date(text: str, session_date: datetime | None) -> datetime | None:
     unit = (m.group("unit") or m.group("ago_unit") or "").lower().rstrip("s")
     n = 1 if m.group("last") else (_NUMBERS.get(m.group("n").lower()) or int(m.group("n")))
     if unit == "year":
-        return day.replace(year=day.year - n, month=1 if m.group("last") else day.month,
-                           day=1 if m.group("last") else min(day.day, 28))
+        return day.replace(
+            year=day.year - n, month=1 if m.group("last") else day.month, day=1 if m.group("last") else min(day.day, 28)
+        )
     if unit == "month":
         month_index = day.year * 12 + day.month - 1 - n
-        return datetime(month_index // 12, month_index % 12 + 1, 1 if m.group("last") else min(day.day, 28),
-                        tzinfo=timezone.utc)
+        return datetime(
+            month_index // 12, month_index % 12 + 1, 1 if m.group("last") else min(day.day, 28), tzinfo=timezone.utc
+        )
     return day - timedelta(weeks=n) if unit == "week" else day - timedelta(days=n)
 
 
@@ -142,8 +253,16 @@ class RuleExtractor:
         return ExtractorOutput(tuple(facts), notes=("rule-based extraction: first-person statements only",))
 
     @staticmethod
-    def _fact(rule: Rule, m: re.Match, text: str, offset: int, turn: Turn, subject: str,
-              names: list[tuple[int, str]], when: datetime | None) -> Extracted | None:
+    def _fact(
+        rule: Rule,
+        m: re.Match,
+        text: str,
+        offset: int,
+        turn: Turn,
+        subject: str,
+        names: list[tuple[int, str]],
+        when: datetime | None,
+    ) -> Extracted | None:
         obj = m.group("obj").strip().rstrip(".'")
         if not obj or obj.casefold() in _NOT_OBJECTS or len(obj) > 80:
             return None
@@ -159,7 +278,16 @@ class RuleExtractor:
         shown = "The user" if who == "user" else who
         value = rule.template.format(s=shown, o=obj, **groups)
         start, end = offset + m.start(), offset + m.end()
-        return Extracted(subject=who, attribute=attribute, value=value, relation=(who, relation, obj),
-                         turn_id=turn.turn_id, span=(start, end), quote=turn.content[start:end],
-                         valid_from=resolve_date(text[m.start():], when), source_role=turn.role, confidence=0.6,
-                         multi_valued=rule.multi_valued)
+        return Extracted(
+            subject=who,
+            attribute=attribute,
+            value=value,
+            relation=(who, relation, obj),
+            turn_id=turn.turn_id,
+            span=(start, end),
+            quote=turn.content[start:end],
+            valid_from=resolve_date(text[m.start() :], when),
+            source_role=turn.role,
+            confidence=0.6,
+            multi_valued=rule.multi_valued,
+        )

@@ -15,6 +15,7 @@ not high, not expired, not an anonymized shell) or does not:
 The adapter reads what these functions need inside the write's transaction and applies the
 result there, so a row and its triples are committed together or not at all.
 """
+
 from __future__ import annotations
 
 import re
@@ -32,8 +33,7 @@ _HOLDING = (Status.ACTIVE, Status.CONFLICTED)
 
 def holds_graph(row: FactVersion, now: datetime) -> bool:
     """May this row's value hold graph facts? A proposal, a high row, an expired or anonymized one may not."""
-    return (row.status in _HOLDING and row.sensitivity != "high" and not row.expired(now)
-            and not is_anonymized(row))
+    return row.status in _HOLDING and row.sensitivity != "high" and not row.expired(now) and not is_anonymized(row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +42,7 @@ class Link:
     fact_id: str
     key: str
     content_sha256: str
-    link_kind: str      # stated | inferred
+    link_kind: str  # stated | inferred
     linked_at: datetime
 
 
@@ -51,8 +51,8 @@ class GraphChanges:
     observations: list[Observation] = field(default_factory=list)
     links: list[Link] = field(default_factory=list)
     ends: dict[str, tuple[datetime | None, str | None]] = field(default_factory=dict)
-    entities: dict[str, str | None] = field(default_factory=dict)   # entity id -> type (None: untyped)
-    groups: set[tuple[str, str]] = field(default_factory=set)         # (subject, relation) touched
+    entities: dict[str, str | None] = field(default_factory=dict)  # entity id -> type (None: untyped)
+    groups: set[tuple[str, str]] = field(default_factory=set)  # (subject, relation) touched
 
     def __bool__(self) -> bool:
         return bool(self.observations or self.links or self.ends)
@@ -69,9 +69,13 @@ def _row_start(row: FactVersion) -> datetime | None:
     return row.valid_at if abs((row.valid_at - row.created_at).total_seconds()) >= 1 else None
 
 
-def follow(rows: Sequence[FactVersion], linked: Mapping[str, Sequence[LinkedObservation]],
-           open_by_triple: Mapping[tuple[str, str, str], Sequence[Observation]],
-           holders: Callable[[str], set[str]], new_id: Callable[[], str]) -> GraphChanges:
+def follow(
+    rows: Sequence[FactVersion],
+    linked: Mapping[str, Sequence[LinkedObservation]],
+    open_by_triple: Mapping[tuple[str, str, str], Sequence[Observation]],
+    holders: Callable[[str], set[str]],
+    new_id: Callable[[], str],
+) -> GraphChanges:
     """What a write's rows (the newest row of each fact it touched, one namespace) do to the graph.
 
     ``linked``: each fact's links before the write; ``open_by_triple``: the namespace's open
@@ -85,8 +89,11 @@ def follow(rows: Sequence[FactVersion], linked: Mapping[str, Sequence[LinkedObse
     order = 0
     for row in holding:
         before = linked.get(row.fact_id, ())
-        linked_open = {(lo.observation.subject, lo.observation.relation, lo.observation.object)
-                       for lo in before if lo.observation.ended_at is None}
+        linked_open = {
+            (lo.observation.subject, lo.observation.relation, lo.observation.object)
+            for lo in before
+            if lo.observation.ended_at is None
+        }
         for rel in row.relations:
             out.entities.setdefault(rel.subject, rel.subject_type)
             if rel.subject_type:
@@ -112,9 +119,13 @@ def follow(rows: Sequence[FactVersion], linked: Mapping[str, Sequence[LinkedObse
         stated = {rel.triple for rel in row.relations}
         for lo in before:  # a restatement naming other facts no longer states the ones it dropped
             obs = lo.observation
-            if (lo.link.link_kind == "stated" and obs.ended_at is None and obs.triple_id not in out.ends
-                    and (obs.subject, obs.relation, obs.object) not in stated
-                    and not (holders(obs.triple_id) | newly_linked.get(obs.triple_id, set())) - {row.fact_id}):
+            if (
+                lo.link.link_kind == "stated"
+                and obs.ended_at is None
+                and obs.triple_id not in out.ends
+                and (obs.subject, obs.relation, obs.object) not in stated
+                and not (holders(obs.triple_id) | newly_linked.get(obs.triple_id, set())) - {row.fact_id}
+            ):
                 out.ends[obs.triple_id] = (max(obs.start, row.created_at), RETIRED)
                 out.groups.add((obs.subject, obs.relation))
     for row in rows:
@@ -127,10 +138,17 @@ def follow(rows: Sequence[FactVersion], linked: Mapping[str, Sequence[LinkedObse
                 continue
             if (holders(obs.triple_id) | newly_linked.get(obs.triple_id, set())) - {row.fact_id}:
                 continue  # another live row still states it
-            if winner is not None and holds_graph(winner, now) and not winner.relations \
-                    and text_states(winner.value if isinstance(winner.value, str) else winner.value_json, obs):
-                out.links.append(Link(obs.triple_id, winner.fact_id, winner.key, winner.content_sha256, "inferred",
-                                      winner.created_at))
+            if (
+                winner is not None
+                and holds_graph(winner, now)
+                and not winner.relations
+                and text_states(winner.value if isinstance(winner.value, str) else winner.value_json, obs)
+            ):
+                out.links.append(
+                    Link(
+                        obs.triple_id, winner.fact_id, winner.key, winner.content_sha256, "inferred", winner.created_at
+                    )
+                )
                 newly_linked.setdefault(obs.triple_id, set()).add(winner.fact_id)
                 continue
             replaced = row.invalid_at if row.status is Status.SUPERSEDED and row.invalid_at else row.created_at
@@ -142,28 +160,57 @@ def follow(rows: Sequence[FactVersion], linked: Mapping[str, Sequence[LinkedObse
 def _open_match(candidates: Sequence[Observation], rel: Relation, ends: Mapping[str, object]) -> Observation | None:
     """An open observation a new statement of the same triple can join: same stated end, and the
     same start when the statement is dated (another dated start is another observation)."""
-    fits = [o for o in candidates if o.ended_at is None and o.triple_id not in ends and o.valid_to == rel.valid_to
-            and (rel.valid_from is None or o.start == rel.valid_from)]
+    fits = [
+        o
+        for o in candidates
+        if o.ended_at is None
+        and o.triple_id not in ends
+        and o.valid_to == rel.valid_to
+        and (rel.valid_from is None or o.start == rel.valid_from)
+    ]
     return max(fits, key=lambda o: o.order_key) if fits else None
 
 
-def _new_observation(row: FactVersion, rel: Relation, before: Sequence[LinkedObservation], seen: datetime,
-                     new_id: Callable[[], str]) -> Observation | None:
-    previous = [lo.observation for lo in before if lo.observation.subject == rel.subject
-                and lo.observation.relation == rel.relation and lo.observation.object == rel.object]
+def _new_observation(
+    row: FactVersion, rel: Relation, before: Sequence[LinkedObservation], seen: datetime, new_id: Callable[[], str]
+) -> Observation | None:
+    previous = [
+        lo.observation
+        for lo in before
+        if lo.observation.subject == rel.subject
+        and lo.observation.relation == rel.relation
+        and lo.observation.object == rel.object
+    ]
     origin = DOCUMENT if rel.relation == "documented_in" else STATED
     if previous:  # the row held this triple before and holds it again: an Undo's marker
         if rel.valid_to is not None and rel.valid_to <= row.created_at:
             return None
         latest = max(p.start for p in previous)
         start = max(row.created_at, latest)
-        return Observation(new_id(), *rel.triple, start=start, dated=start != row.created_at, valid_to=rel.valid_to,
-                           seen_at=seen, origin=RESTORE, restore_id=row.change_id, fact_class=rel.fact_class)
+        return Observation(
+            new_id(),
+            *rel.triple,
+            start=start,
+            dated=start != row.created_at,
+            valid_to=rel.valid_to,
+            seen_at=seen,
+            origin=RESTORE,
+            restore_id=row.change_id,
+            fact_class=rel.fact_class,
+        )
     start = rel.valid_from or _row_start(row)
     valid_to = rel.valid_to if rel.valid_to is not None else (row.invalid_at if start is not None else None)
     # Undated, it starts at the write's instant; seen_at (+1 µs per triple) only orders it.
-    return Observation(new_id(), *rel.triple, start=start or row.created_at, dated=start is not None, valid_to=valid_to,
-                       seen_at=seen, origin=origin, fact_class=rel.fact_class)
+    return Observation(
+        new_id(),
+        *rel.triple,
+        start=start or row.created_at,
+        dated=start is not None,
+        valid_to=valid_to,
+        seen_at=seen,
+        origin=origin,
+        fact_class=rel.fact_class,
+    )
 
 
 # -- does a text still say a triple? ------------------------------------------------------------
@@ -183,7 +230,7 @@ def _verb_forms(relation: str) -> set[str]:
 
 
 def _has_run(words: list[str], run: list[str]) -> bool:
-    return any(words[i:i + len(run)] == run for i in range(len(words) - len(run) + 1)) if run else False
+    return any(words[i : i + len(run)] == run for i in range(len(words) - len(run) + 1)) if run else False
 
 
 def text_states(text: str, obs: Observation) -> bool:
@@ -202,8 +249,9 @@ def text_states(text: str, obs: Observation) -> bool:
         for clause in _CLAUSES.split(sentence):
             clause_words = [w.casefold() for w in _WORD.findall(clause)]
             if _has_run(clause_words, obj) and forms & set(clause_words):
-                tail = clause_words[max(i for i in range(len(clause_words)) if clause_words[i:i + len(obj)] == obj)
-                                    + len(obj):]
+                tail = clause_words[
+                    max(i for i in range(len(clause_words)) if clause_words[i : i + len(obj)] == obj) + len(obj) :
+                ]
                 if not tail:
                     return True
     return False

@@ -6,6 +6,7 @@ starts (its own ``valid_from``, or when it was seen), the end it stated (``valid
 end the graph gave it (``ended_at``: a newer value of a single-valued relation, or the row that
 stated it retired). Links tie each observation to the rows (fact id and content hash) that state it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -66,9 +67,16 @@ class Relation:
 
     @classmethod
     def from_json(cls, body: Mapping[str, Any]) -> "Relation":
-        return cls(body["subject"], body["relation"], body["object"],
-                   parse_instant(body.get("valid_from"), "valid_from"), parse_instant(body.get("valid_to"), "valid_to"),
-                   body.get("subject_type"), body.get("object_type"), body.get("fact_class"))
+        return cls(
+            body["subject"],
+            body["relation"],
+            body["object"],
+            parse_instant(body.get("valid_from"), "valid_from"),
+            parse_instant(body.get("valid_to"), "valid_to"),
+            body.get("subject_type"),
+            body.get("object_type"),
+            body.get("fact_class"),
+        )
 
     @property
     def triple(self) -> tuple[str, str, str]:
@@ -79,13 +87,17 @@ def _name(value: Any, field: str, index: int, *, optional: bool = False) -> str 
     if value is None and optional:
         return None
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_NAME or any(ord(c) < 32 for c in value):
-        raise InvalidInput(f"relation {index}: {field} must be a non-empty string of at most {MAX_NAME} "
-                           "characters without control characters", field=f"relations[{index}].{field}")
+        raise InvalidInput(
+            f"relation {index}: {field} must be a non-empty string of at most {MAX_NAME} "
+            "characters without control characters",
+            field=f"relations[{index}].{field}",
+        )
     return value
 
 
-def parse_relations(raw: Any, *, subject_type: str | None = None, default_subject: str | None = None
-                    ) -> tuple[Relation, ...]:
+def parse_relations(
+    raw: Any, *, subject_type: str | None = None, default_subject: str | None = None
+) -> tuple[Relation, ...]:
     """Validate what a caller names: a list of {subject, relation, object, valid_from?, valid_to?,
     subject_type?, object_type?} objects or [subject, relation, object] triples (at most eight).
     ``subject_type`` types a relation whose subject is ``default_subject``."""
@@ -98,17 +110,26 @@ def parse_relations(raw: Any, *, subject_type: str | None = None, default_subjec
     out: list[Relation] = []
     for i, item in enumerate(raw):
         if isinstance(item, Mapping):
-            unknown = set(item) - {"subject", "relation", "object", "valid_from", "valid_to", "subject_type",
-                                   "object_type"}
+            unknown = set(item) - {
+                "subject",
+                "relation",
+                "object",
+                "valid_from",
+                "valid_to",
+                "subject_type",
+                "object_type",
+            }
             if unknown:
-                raise InvalidInput(f"relation {i}: unknown field(s) {', '.join(sorted(unknown))}",
-                                   field=f"relations[{i}]")
+                raise InvalidInput(
+                    f"relation {i}: unknown field(s) {', '.join(sorted(unknown))}", field=f"relations[{i}]"
+                )
             body = dict(item)
         elif isinstance(item, Sequence) and not isinstance(item, (str, bytes)) and len(item) == 3:
             body = dict(zip(("subject", "relation", "object"), item))
         else:
-            raise InvalidInput(f"relation {i}: expected an object or a [subject, relation, object] triple",
-                               field=f"relations[{i}]")
+            raise InvalidInput(
+                f"relation {i}: expected an object or a [subject, relation, object] triple", field=f"relations[{i}]"
+            )
         subject = entity_id(_name(body.get("subject"), "subject", i))
         start = parse_instant(body.get("valid_from"), "valid_from")
         end = parse_instant(body.get("valid_to"), "valid_to")
@@ -117,11 +138,17 @@ def parse_relations(raw: Any, *, subject_type: str | None = None, default_subjec
         s_type = _name(body.get("subject_type"), "subject_type", i, optional=True)
         if s_type is None and subject_type and default_subject and subject == entity_id(default_subject):
             s_type = subject_type
-        out.append(Relation(subject, relation_name(_name(body.get("relation"), "relation", i)),
-                            entity_id(_name(body.get("object"), "object", i)), start, end,
-                            s_type.strip().casefold() if s_type else None,
-                            (_name(body.get("object_type"), "object_type", i, optional=True) or "").strip().casefold()
-                            or None))
+        out.append(
+            Relation(
+                subject,
+                relation_name(_name(body.get("relation"), "relation", i)),
+                entity_id(_name(body.get("object"), "object", i)),
+                start,
+                end,
+                s_type.strip().casefold() if s_type else None,
+                (_name(body.get("object_type"), "object_type", i, optional=True) or "").strip().casefold() or None,
+            )
+        )
     if len({r.triple for r in out}) != len(out):
         raise InvalidInput("a write names the same (subject, relation, object) twice", field="relations")
     return tuple(out)
@@ -135,10 +162,10 @@ class Observation:
     subject: str
     relation: str
     object: str
-    start: datetime            # its own valid_from, or when it was seen
-    dated: bool                # did the statement carry its own start?
+    start: datetime  # its own valid_from, or when it was seen
+    dated: bool  # did the statement carry its own start?
     valid_to: datetime | None  # the end it stated ("London until December")
-    seen_at: datetime          # the arrival of the write that stored it, + 1 µs per triple before it
+    seen_at: datetime  # the arrival of the write that stored it, + 1 µs per triple before it
     ended_at: datetime | None = None
     end_reason: str | None = None
     origin: str = STATED

@@ -3,6 +3,7 @@
 Both read exactly one scope, at ``as_of`` (default now): an observation is current when it has
 started, its stated end has not come, and the graph has not ended it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -37,19 +38,40 @@ class GraphFact:
     seen_at: datetime
     origin: str
     fact_class: str | None
-    rows: tuple[dict[str, str], ...]   # {key, fact_id, link}
+    rows: tuple[dict[str, str], ...]  # {key, fact_id, link}
 
     @classmethod
     def of(cls, obs: Observation, links: list[Link]) -> "GraphFact":
-        return cls(obs.subject, obs.relation, obs.object, obs.start, obs.dated, obs.valid_to, obs.ended_at,
-                   obs.end_reason, obs.seen_at, obs.origin, obs.fact_class,
-                   tuple({"key": link.key, "fact_id": link.fact_id, "link": link.link_kind} for link in links))
+        return cls(
+            obs.subject,
+            obs.relation,
+            obs.object,
+            obs.start,
+            obs.dated,
+            obs.valid_to,
+            obs.ended_at,
+            obs.end_reason,
+            obs.seen_at,
+            obs.origin,
+            obs.fact_class,
+            tuple({"key": link.key, "fact_id": link.fact_id, "link": link.link_kind} for link in links),
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"subject": self.subject, "relation": self.relation, "object": self.object, "start": iso(self.start),
-                "dated": self.dated, "valid_to": iso(self.valid_to), "ended_at": iso(self.ended_at),
-                "end_reason": self.end_reason, "seen_at": iso(self.seen_at), "origin": self.origin,
-                "fact_class": self.fact_class, "rows": list(self.rows)}
+        return {
+            "subject": self.subject,
+            "relation": self.relation,
+            "object": self.object,
+            "start": iso(self.start),
+            "dated": self.dated,
+            "valid_to": iso(self.valid_to),
+            "ended_at": iso(self.ended_at),
+            "end_reason": self.end_reason,
+            "seen_at": iso(self.seen_at),
+            "origin": self.origin,
+            "fact_class": self.fact_class,
+            "rows": list(self.rows),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +80,18 @@ class GraphRecall:
     hops: int
     as_of: datetime
     facts: tuple[GraphFact, ...]
-    entities: dict[str, dict[str, Any]]            # reached entity -> {hop, types}
+    entities: dict[str, dict[str, Any]]  # reached entity -> {hop, types}
     documents: tuple[dict[str, Any], ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"entity": self.entity, "hops": self.hops, "as_of": iso(self.as_of),
-                "entities": self.entities, "facts": [f.to_dict() for f in self.facts],
-                "documents": list(self.documents)}
+        return {
+            "entity": self.entity,
+            "hops": self.hops,
+            "as_of": iso(self.as_of),
+            "entities": self.entities,
+            "facts": [f.to_dict() for f in self.facts],
+            "documents": list(self.documents),
+        }
 
 
 def _entity(value: Any, field_name: str) -> str:
@@ -88,18 +115,22 @@ class GraphOps:
             out.append((obs, links))
         return out
 
-    def list_facts(self, subject: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None,
-                   relation: str | None = None) -> list[GraphFact]:
+    def list_facts(
+        self, subject: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, relation: str | None = None
+    ) -> list[GraphFact]:
         """The triples about ``subject`` current at ``as_of`` (default now), by relation."""
         namespace = self.identity.namespace(scope)  # type: ignore[attr-defined]
         when = parse_instant(as_of, "as_of") or self._memory.clock.now()
         wanted = relation_name(relation) if isinstance(relation, str) and relation.strip() else None
-        facts = [GraphFact.of(o, links) for o, links in
-                 self._current(namespace, [_entity(subject, "subject")], when, as_subject_only=True)]
+        facts = [
+            GraphFact.of(o, links)
+            for o, links in self._current(namespace, [_entity(subject, "subject")], when, as_subject_only=True)
+        ]
         return [f for f in facts if wanted is None or f.relation == wanted]
 
-    def graph_recall(self, entity: str, *, scope: str | Scope = Scope.USER, hops: int = 1,
-                     as_of: Instant = None) -> GraphRecall:
+    def graph_recall(
+        self, entity: str, *, scope: str | Scope = Scope.USER, hops: int = 1, as_of: Instant = None
+    ) -> GraphRecall:
         """What the graph holds around ``entity`` at ``as_of``: every current triple within
         ``hops`` (1 to 3) of it, the entities reached with their types, and the document chunks
         filed about them."""
@@ -133,7 +164,14 @@ class GraphOps:
                 for row in fact.rows:
                     state = store.fact_state(namespace, row["key"], row["fact_id"])
                     if state is not None:
-                        documents.append({"entity": fact.subject, "key": row["key"], "fact_class": fact.fact_class,
-                                          "context": state.index_context, "text": state.value})
+                        documents.append(
+                            {
+                                "entity": fact.subject,
+                                "key": row["key"],
+                                "fact_class": fact.fact_class,
+                                "context": state.index_context,
+                                "text": state.value,
+                            }
+                        )
         entities = {name: {"hop": hop, "types": store.entity_types(namespace, name)} for name, hop in reached.items()}
         return GraphRecall(start, hops, when, tuple(facts), entities, tuple(documents))

@@ -12,6 +12,7 @@ stated with its own end is left as it is; one a retirement ended keeps that end 
 value's start, if sooner), and still counts as the value that followed the ones before it,
 unless it never held (retired in the instant it started).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,7 +42,7 @@ def _one_pass(observations: Sequence[Observation]) -> dict[str, End]:
     ordered = sorted(observations, key=lambda o: o.order_key)
     out: dict[str, End] = {}
     for i, obs in enumerate(ordered):
-        newer = [o.start for o in ordered[i + 1:] if o.object != obs.object and not _never_held(o)]
+        newer = [o.start for o in ordered[i + 1 :] if o.object != obs.object and not _never_held(o)]
         closes_at = max(obs.start, min(newer)) if newer and obs.open_ended else None
         if obs.end_reason == RETIRED:  # a retirement is final; a newer value may only end it sooner
             out[obs.triple_id] = (obs.ended_at if closes_at is None else min(obs.ended_at, closes_at), RETIRED)
@@ -60,17 +61,21 @@ def _never_held(obs: Observation) -> bool:
 def changed_ends(observations: Sequence[Observation]) -> dict[str, End]:
     """Only the ends the repair moves."""
     wanted = repair(observations)
-    return {o.triple_id: wanted[o.triple_id] for o in observations
-            if (o.ended_at, o.end_reason) != wanted[o.triple_id]}
+    return {o.triple_id: wanted[o.triple_id] for o in observations if (o.ended_at, o.end_reason) != wanted[o.triple_id]}
 
 
 def with_ends(observations: Sequence[Observation], ends: dict[str, End]) -> list[Observation]:
-    return [dataclasses.replace(o, ended_at=ends[o.triple_id][0], end_reason=ends[o.triple_id][1])
-            if o.triple_id in ends else o for o in observations]
+    return [
+        dataclasses.replace(o, ended_at=ends[o.triple_id][0], end_reason=ends[o.triple_id][1])
+        if o.triple_id in ends
+        else o
+        for o in observations
+    ]
 
 
-def fallback(observations: Sequence[Observation], held: Collection[str], now: datetime,
-             new_id: str) -> Observation | None:
+def fallback(
+    observations: Sequence[Observation], held: Collection[str], now: datetime, new_id: str
+) -> Observation | None:
     """When a retirement left the relation with no value current, the newest value a live row
     still states (closed by the value that was retired) is stated again from that retirement on.
     A value that ended on its own stays ended. ``held``: triple ids a holding row links."""
@@ -83,5 +88,14 @@ def fallback(observations: Sequence[Observation], held: Collection[str], now: da
     if not candidates:
         return None
     value = max(candidates, key=lambda o: o.order_key)
-    return dataclasses.replace(value, triple_id=new_id, start=max(last.ended_at, value.start), dated=False,
-                               seen_at=now, ended_at=None, end_reason=None, origin=FALLBACK, restore_id=None)
+    return dataclasses.replace(
+        value,
+        triple_id=new_id,
+        start=max(last.ended_at, value.start),
+        dated=False,
+        seen_at=now,
+        ended_at=None,
+        end_reason=None,
+        origin=FALLBACK,
+        restore_id=None,
+    )

@@ -4,6 +4,7 @@ Reads hide an expired fact at once; the sweep then records what becomes of it:
 ``tombstone`` (the default) retires it, ``demote`` makes it a proposal again with half its
 confidence and no expiry, ``anonymize`` keeps the row's shell with its value replaced.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -26,18 +27,33 @@ def decide_expiry(op: KeyOp) -> Decision:
     change_id = op.new_id()
     rows: list[FactVersion] = []
     for state in sorted(due, key=lambda s: s.version):
-        common = dict(id=op.new_id(), op=Op.EXPIRE, version=op.head_version + len(rows) + 1, change_id=change_id,
-                      created_at=op.created_at, changed_by=op.actor)
+        common = dict(
+            id=op.new_id(),
+            op=Op.EXPIRE,
+            version=op.head_version + len(rows) + 1,
+            change_id=change_id,
+            created_at=op.created_at,
+            changed_by=op.actor,
+        )
         if state.on_expire == "demote":
-            rows.append(dataclasses.replace(state, status=Status.PROPOSED, confidence=state.confidence / 2,
-                                            expires_at=None, **common))
+            rows.append(
+                dataclasses.replace(
+                    state, status=Status.PROPOSED, confidence=state.confidence / 2, expires_at=None, **common
+                )
+            )
         elif state.on_expire == "anonymize":
-            rows.append(dataclasses.replace(state, value_json=ANONYMIZED_JSON,
-                                            content_sha256=content_sha256(ANONYMIZED_JSON), index_context=None,
-                                            subject=None, expires_at=None,
-                                            provenance=dataclasses.replace(state.provenance, source_quote=None),
-                                            **common))
+            rows.append(
+                dataclasses.replace(
+                    state,
+                    value_json=ANONYMIZED_JSON,
+                    content_sha256=content_sha256(ANONYMIZED_JSON),
+                    index_context=None,
+                    subject=None,
+                    expires_at=None,
+                    provenance=dataclasses.replace(state.provenance, source_quote=None),
+                    **common,
+                )
+            )
         else:
             rows.append(dataclasses.replace(state, status=Status.TOMBSTONED, **common))
     return Decision("expired", tuple(rows))
-

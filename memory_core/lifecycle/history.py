@@ -1,4 +1,5 @@
 """Redact, snapshot / restore and rollback: pure plans over a namespace's version log."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,9 +15,27 @@ from .flags import KeyOp
 
 REDACTED_JSON = canonical_json("[redacted]")
 SNAPSHOT_FORMAT = "memcore.snapshot/1"
-SNAPSHOT_FIELDS = ("key", "value", "content_sha256", "kind", "memory_type", "status", "valid_at", "invalid_at",
-                   "observed_at", "subject", "context", "source_class", "sensitivity", "expires_at", "on_expire",
-                   "locked", "pinned", "confidence", "version")
+SNAPSHOT_FIELDS = (
+    "key",
+    "value",
+    "content_sha256",
+    "kind",
+    "memory_type",
+    "status",
+    "valid_at",
+    "invalid_at",
+    "observed_at",
+    "subject",
+    "context",
+    "source_class",
+    "sensitivity",
+    "expires_at",
+    "on_expire",
+    "locked",
+    "pinned",
+    "confidence",
+    "version",
+)
 
 
 def redaction_targets(history: Sequence[FactVersion], version_id: str) -> list[FactVersion]:
@@ -29,8 +48,10 @@ def redaction_targets(history: Sequence[FactVersion], version_id: str) -> list[F
     for row in history:
         latest[row.fact_id] = row
     same = [r for r in history if r.content_sha256 == target.content_sha256]
-    if any(latest[r.fact_id].status.value in LIVE_STATUSES and latest[r.fact_id].content_sha256 ==
-           target.content_sha256 for r in same):
+    if any(
+        latest[r.fact_id].status.value in LIVE_STATUSES and latest[r.fact_id].content_sha256 == target.content_sha256
+        for r in same
+    ):
         raise LiveHead("this value is the key's live head; delete it before redacting it", version_id=version_id)
     return same
 
@@ -42,12 +63,29 @@ def snapshot_rows(states: Mapping[str, Sequence[FactVersion]], now: datetime) ->
         for s in states[key]:
             if s.status.value not in LIVE_STATUSES or s.expired(now):
                 continue
-            out.append({"key": s.key, "value": s.value, "content_sha256": s.content_sha256, "kind": s.kind.value,
-                        "memory_type": s.memory_type, "status": s.status.value, "valid_at": iso(s.valid_at),
-                        "invalid_at": iso(s.invalid_at), "observed_at": iso(s.observed_at), "subject": s.subject,
-                        "context": s.index_context, "source_class": s.source_class, "sensitivity": s.sensitivity,
-                        "expires_at": iso(s.expires_at), "on_expire": s.on_expire, "locked": s.locked,
-                        "pinned": s.pinned, "confidence": s.confidence, "version": s.version})
+            out.append(
+                {
+                    "key": s.key,
+                    "value": s.value,
+                    "content_sha256": s.content_sha256,
+                    "kind": s.kind.value,
+                    "memory_type": s.memory_type,
+                    "status": s.status.value,
+                    "valid_at": iso(s.valid_at),
+                    "invalid_at": iso(s.invalid_at),
+                    "observed_at": iso(s.observed_at),
+                    "subject": s.subject,
+                    "context": s.index_context,
+                    "source_class": s.source_class,
+                    "sensitivity": s.sensitivity,
+                    "expires_at": iso(s.expires_at),
+                    "on_expire": s.on_expire,
+                    "locked": s.locked,
+                    "pinned": s.pinned,
+                    "confidence": s.confidence,
+                    "version": s.version,
+                }
+            )
     return out
 
 
@@ -77,7 +115,7 @@ def check_payload(payload: Any) -> list[dict[str, Any]]:
 @dataclass(frozen=True, slots=True)
 class RollbackStep:
     key: str
-    action: str                        # restore | tombstone | unchanged | skipped_locked
+    action: str  # restore | tombstone | unchanged | skipped_locked
     rows: tuple[FactVersion, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -89,8 +127,9 @@ def plan_rollback(op: KeyOp, then: Sequence[FactVersion]) -> RollbackStep:
     changed since takes its state of then as a new version; a fact born since is tombstoned."""
     now_states = {s.fact_id: s for s in op.states}
     then_states = {s.fact_id: s for s in then}
-    changed = [s for fid, s in then_states.items()
-               if now_states.get(fid) is None or _state(now_states[fid]) != _state(s)]
+    changed = [
+        s for fid, s in then_states.items() if now_states.get(fid) is None or _state(now_states[fid]) != _state(s)
+    ]
     born = [s for fid, s in now_states.items() if fid not in then_states and s.status.value in VISIBLE_STATUSES]
     if not changed and not born:
         return RollbackStep(op.key, "unchanged")
@@ -99,12 +138,30 @@ def plan_rollback(op: KeyOp, then: Sequence[FactVersion]) -> RollbackStep:
     change_id = op.new_id()
     rows: list[FactVersion] = []
     for state in sorted(changed, key=lambda s: s.version):
-        rows.append(dataclasses.replace(state, id=op.new_id(), op=Op.ROLLBACK, version=op.head_version + len(rows) + 1,
-                                        change_id=change_id, created_at=op.created_at, changed_by=op.actor))
+        rows.append(
+            dataclasses.replace(
+                state,
+                id=op.new_id(),
+                op=Op.ROLLBACK,
+                version=op.head_version + len(rows) + 1,
+                change_id=change_id,
+                created_at=op.created_at,
+                changed_by=op.actor,
+            )
+        )
     for state in sorted(born, key=lambda s: s.version):
-        rows.append(dataclasses.replace(state, id=op.new_id(), op=Op.ROLLBACK, status=Status.TOMBSTONED,
-                                        version=op.head_version + len(rows) + 1, change_id=change_id,
-                                        created_at=op.created_at, changed_by=op.actor))
+        rows.append(
+            dataclasses.replace(
+                state,
+                id=op.new_id(),
+                op=Op.ROLLBACK,
+                status=Status.TOMBSTONED,
+                version=op.head_version + len(rows) + 1,
+                change_id=change_id,
+                created_at=op.created_at,
+                changed_by=op.actor,
+            )
+        )
     visible_then = any(s.status.value in VISIBLE_STATUSES for s in then)
     return RollbackStep(op.key, "restore" if visible_then else "tombstone", tuple(rows))
 
@@ -114,8 +171,14 @@ def _state(s: FactVersion) -> tuple:
     return (s.status, s.content_sha256, s.valid_at, s.invalid_at, s.expires_at, s.locked, s.pinned, s.sensitivity)
 
 
-def snapshot_payload(snapshot_id: str, created_at: datetime, tenant: str, scope: str,
-                     rows: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"format": SNAPSHOT_FORMAT, "snapshot_id": snapshot_id, "created_at": iso(created_at),
-            "source": {"tenant": tenant, "scope": scope}, "rows": rows, "content_sha256": payload_digest(rows)}
-
+def snapshot_payload(
+    snapshot_id: str, created_at: datetime, tenant: str, scope: str, rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "format": SNAPSHOT_FORMAT,
+        "snapshot_id": snapshot_id,
+        "created_at": iso(created_at),
+        "source": {"tenant": tenant, "scope": scope},
+        "rows": rows,
+        "content_sha256": payload_digest(rows),
+    }

@@ -1,6 +1,7 @@
 """The lifecycle ops of the Memory tool: delete, restore, lock, pin, promote, demote, reject,
 delete_version, redact, snapshot / restore_snapshot and rollback.
 Each decides with a pure function and applies its rows with one audit row in one transaction."""
+
 from __future__ import annotations
 
 import uuid
@@ -17,8 +18,7 @@ from ..write.bulk import run_bulk
 from ..write.point import after_write, audit_entry
 from ..write.settle import entry_request, validate_key
 from .flags import Decision, KeyOp, decide_delete, decide_delete_version, decide_flag, decide_restore
-from .history import (REDACTED_JSON, check_payload, plan_rollback, redaction_targets, snapshot_payload,
-                      snapshot_rows)
+from .history import REDACTED_JSON, check_payload, plan_rollback, redaction_targets, snapshot_payload, snapshot_rows
 
 if TYPE_CHECKING:
     from ..api import Memory
@@ -30,8 +30,14 @@ class LifecycleOps:
     def _key_op(self, key: str, scope: str | Scope) -> KeyOp:
         key = validate_key(key)
         namespace = self.identity.namespace(scope)  # type: ignore[attr-defined]
-        return KeyOp(namespace, key, tuple(self._memory.store.fact_states(namespace, key)),
-                     self.identity.actor, self._memory.clock.now(), self._memory._new_id)  # type: ignore[attr-defined]
+        return KeyOp(
+            namespace,
+            key,
+            tuple(self._memory.store.fact_states(namespace, key)),
+            self.identity.actor,
+            self._memory.clock.now(),
+            self._memory._new_id,
+        )  # type: ignore[attr-defined]
 
     def _apply(self, op: KeyOp, decision: Decision, audit_op: str, sha: str | None = None) -> WriteResult:
         if decision.rows:
@@ -126,16 +132,36 @@ class LifecycleOps:
         if memory.store.snapshot_restored(payload["snapshot_id"], namespace):
             return WriteResult("already_restored", "*", ())
         now, provenance = memory.clock.now(), self._provenance()  # type: ignore[attr-defined]
-        entries = [{"key": r["key"], "value": r["value"], "kind": r["kind"], "memory_type": r["memory_type"],
-                    "valid_at": r["valid_at"], "invalid_at": r["invalid_at"], "observed_at": r["observed_at"],
-                    "subject": r["subject"], "context": r["context"], "sensitivity": r["sensitivity"],
-                    "pin": r["pinned"], "proposed": r["status"] == "proposed", "confidence": r["confidence"],
-                    "on_expire": r["on_expire"]} for r in rows]
+        entries = [
+            {
+                "key": r["key"],
+                "value": r["value"],
+                "kind": r["kind"],
+                "memory_type": r["memory_type"],
+                "valid_at": r["valid_at"],
+                "invalid_at": r["invalid_at"],
+                "observed_at": r["observed_at"],
+                "subject": r["subject"],
+                "context": r["context"],
+                "sensitivity": r["sensitivity"],
+                "pin": r["pinned"],
+                "proposed": r["status"] == "proposed",
+                "confidence": r["confidence"],
+                "on_expire": r["on_expire"],
+            }
+            for r in rows
+        ]
         requests = [entry_request(namespace, i, e, provenance, now) for i, e in enumerate(entries)]
-        result = run_bulk(memory.write_context(), requests, check_cap=0, operation="restore_snapshot",
-                          snapshot=(payload["snapshot_id"], len(rows)))
-        return WriteResult("restored", "*", result.written, {"keys": len(rows),
-                                                             "skipped_unchanged": len(result.skipped_unchanged)})
+        result = run_bulk(
+            memory.write_context(),
+            requests,
+            check_cap=0,
+            operation="restore_snapshot",
+            snapshot=(payload["snapshot_id"], len(rows)),
+        )
+        return WriteResult(
+            "restored", "*", result.written, {"keys": len(rows), "skipped_unchanged": len(result.skipped_unchanged)}
+        )
 
     def rollback(self, to: datetime | str, *, scope: str | Scope = Scope.USER, apply: bool = False) -> dict[str, Any]:
         """Put every key of the scope back to what the store held at ``to``: a new version per
@@ -149,16 +175,24 @@ class LifecycleOps:
             now = memory.clock.now()
             then = memory.store.states_known_at(namespace, instant)
             current = memory.store.namespace_states(namespace)
-            steps = [plan_rollback(KeyOp(namespace, key, tuple(current.get(key, ())), self.identity.actor, now,
-                                         memory._new_id), then.get(key, ()))
-                     for key in sorted(set(current) | set(then))]
+            steps = [
+                plan_rollback(
+                    KeyOp(namespace, key, tuple(current.get(key, ())), self.identity.actor, now, memory._new_id),
+                    then.get(key, ()),
+                )
+                for key in sorted(set(current) | set(then))
+            ]
             changed = [s for s in steps if s.rows]
             if apply and changed:
                 rows = [r for s in changed for r in s.rows]
-                audit = audit_entry(namespace, "*", "rollback", rows, None, self.identity.actor,
-                                    max(r.created_at for r in rows))
+                audit = audit_entry(
+                    namespace, "*", "rollback", rows, None, self.identity.actor, max(r.created_at for r in rows)
+                )
                 memory.store.apply(WriteBatch(tuple(KeyChange(namespace, s.key, s.rows) for s in changed), (audit,)))
                 after_write(memory.write_context(), namespace, rows, {})
-        return {"to": instant.isoformat(), "applied": bool(apply and changed),
-                "steps": [s.to_dict() for s in steps if s.action != "unchanged"],
-                "unchanged": sum(1 for s in steps if s.action == "unchanged")}
+        return {
+            "to": instant.isoformat(),
+            "applied": bool(apply and changed),
+            "steps": [s.to_dict() for s in steps if s.action != "unchanged"],
+            "unchanged": sum(1 for s in steps if s.action == "unchanged"),
+        }

@@ -7,6 +7,7 @@ transient failures itself (408 / 409 / 429 / 5xx, timeouts, no connection) with 
 backoff, honouring ``Retry-After`` up to a cap, and asks once more with twice the room when an
 answer comes back malformed or cut short. Every call is accounted (tokens, cost) in ``ledger``.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ class CallRecord:
     model: str
     usage: Usage
     attempts: int
-    outcome: str        # ok | unavailable | refused | malformed
+    outcome: str  # ok | unavailable | refused | malformed
 
 
 @dataclass
@@ -34,11 +35,11 @@ class OpenAIChat:
     model: str
     api_key: str = "not-needed"
     timeout_s: float = 30.0
-    max_retries: int = 4                 # transient failures retried per call
-    backoff_s: float = 0.5               # first wait; doubles each retry
+    max_retries: int = 4  # transient failures retried per call
+    backoff_s: float = 0.5  # first wait; doubles each retry
     max_backoff_s: float = 20.0
-    price_in_per_mtok: float = 0.0       # USD per million prompt tokens
-    price_out_per_mtok: float = 0.0      # USD per million completion tokens
+    price_in_per_mtok: float = 0.0  # USD per million prompt tokens
+    price_out_per_mtok: float = 0.0  # USD per million completion tokens
     sleep: Callable[[float], None] = time.sleep
     ledger: list[CallRecord] = field(default_factory=list)
 
@@ -46,8 +47,9 @@ class OpenAIChat:
         import openai
 
         self._openai = openai
-        self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
-                                     max_retries=0)
+        self._client = openai.OpenAI(
+            base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s, max_retries=0
+        )
 
     @property
     def name(self) -> str:
@@ -60,8 +62,15 @@ class OpenAIChat:
             total = total + record.usage
         return total
 
-    def complete_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], *, schema_name: str,
-                      max_tokens: int = 1024, accept: dict[str, Any] | None = None) -> LLMAnswer:
+    def complete_json(
+        self,
+        messages: Sequence[dict[str, str]],
+        schema: dict[str, Any],
+        *,
+        schema_name: str,
+        max_tokens: int = 1024,
+        accept: dict[str, Any] | None = None,
+    ) -> LLMAnswer:
         """``schema`` is what the model is asked for; ``accept`` (default: the same) is what an
         answer must match here, for callers that check entries one by one and drop the bad ones."""
         from jsonschema import Draft202012Validator
@@ -73,8 +82,12 @@ class OpenAIChat:
                 response, tries = self._request(messages, schema, schema_name, room)
             except (LLMUnavailable, LLMRefused) as exc:
                 exc.details["attempts"] = attempts + int(exc.details.get("attempts", 0))
-                self._record(schema_name, usage, exc.details["attempts"],
-                             "unavailable" if isinstance(exc, LLMUnavailable) else "refused")
+                self._record(
+                    schema_name,
+                    usage,
+                    exc.details["attempts"],
+                    "unavailable" if isinstance(exc, LLMUnavailable) else "refused",
+                )
                 raise
             attempts += tries
             usage = usage + self._usage(response)
@@ -84,8 +97,9 @@ class OpenAIChat:
                 return LLMAnswer(data, response.model or self.model, usage, attempts, tuple(notes))
             notes.append(problem)
         self._record(schema_name, usage, attempts, "malformed")
-        raise LLMMalformed(f"the model's answer was unusable twice: {'; '.join(notes)}", attempts=attempts,
-                           problems=notes)
+        raise LLMMalformed(
+            f"the model's answer was unusable twice: {'; '.join(notes)}", attempts=attempts, problems=notes
+        )
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -94,27 +108,39 @@ class OpenAIChat:
         reached = False
         last = ""
         for attempt in range(self.max_retries + 1):
-            wait = min(self.max_backoff_s, self.backoff_s * 2 ** attempt)
+            wait = min(self.max_backoff_s, self.backoff_s * 2**attempt)
             try:
                 response = self._client.chat.completions.create(
-                    model=self.model, messages=list(messages), max_tokens=max_tokens, temperature=0,
-                    response_format={"type": "json_schema",
-                                     "json_schema": {"name": schema_name, "schema": schema, "strict": True}})
+                    model=self.model,
+                    messages=list(messages),
+                    max_tokens=max_tokens,
+                    temperature=0,
+                    response_format={
+                        "type": "json_schema",
+                        "json_schema": {"name": schema_name, "schema": schema, "strict": True},
+                    },
+                )
                 return response, attempt + 1
             except openai.APIStatusError as exc:
                 reached = True
                 status = exc.status_code
                 if status not in RETRY_STATUSES and status < 500:
-                    raise LLMRefused(f"the provider refused the request ({status}): {_message(exc)}",
-                                     http_status=status, attempts=attempt + 1) from None
+                    raise LLMRefused(
+                        f"the provider refused the request ({status}): {_message(exc)}",
+                        http_status=status,
+                        attempts=attempt + 1,
+                    ) from None
                 last = f"HTTP {status}"
                 wait = max(wait, min(self.max_backoff_s, _retry_after(exc)))
             except openai.APIConnectionError as exc:  # timeouts included
                 last = "timed out" if isinstance(exc, openai.APITimeoutError) else "no connection"
             if attempt < self.max_retries:
                 self.sleep(wait)
-        raise LLMUnavailable(f"the provider at {self.base_url} is unavailable ({last}) after "
-                             f"{self.max_retries + 1} attempts", reached=reached, attempts=self.max_retries + 1)
+        raise LLMUnavailable(
+            f"the provider at {self.base_url} is unavailable ({last}) after {self.max_retries + 1} attempts",
+            reached=reached,
+            attempts=self.max_retries + 1,
+        )
 
     def _usage(self, response) -> Usage:
         u = getattr(response, "usage", None)

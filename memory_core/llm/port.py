@@ -10,6 +10,7 @@ errors, so a caller can tell "try later" from "this will never work":
 * ``LLMRefused`` (502): the provider refused the request (another 4xx); retrying will not help.
 * ``LLMMalformed`` (502): the answer was not JSON of the asked schema, or was cut short.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -44,16 +45,19 @@ class Usage:
     cost_usd: float = 0.0
 
     def __add__(self, other: "Usage") -> "Usage":
-        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens,
-                     self.cost_usd + other.cost_usd)
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cost_usd + other.cost_usd,
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class LLMAnswer:
-    data: Any                 # the parsed JSON, valid against the schema asked for
+    data: Any  # the parsed JSON, valid against the schema asked for
     model: str
     usage: Usage
-    attempts: int = 1         # HTTP requests this answer took (retries included)
+    attempts: int = 1  # HTTP requests this answer took (retries included)
     notes: tuple[str, ...] = field(default=())
 
 
@@ -62,5 +66,12 @@ class LLM(Protocol):
 
     name: str
 
-    def complete_json(self, messages: Sequence[dict[str, str]], schema: dict[str, Any], *, schema_name: str,
-                      max_tokens: int = 1024, accept: dict[str, Any] | None = None) -> LLMAnswer: ...
+    def complete_json(
+        self,
+        messages: Sequence[dict[str, str]],
+        schema: dict[str, Any],
+        *,
+        schema_name: str,
+        max_tokens: int = 1024,
+        accept: dict[str, Any] | None = None,
+    ) -> LLMAnswer: ...

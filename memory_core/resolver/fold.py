@@ -12,6 +12,7 @@
 An update retires only a peer asserted strictly before the judged row; equal order, a peer
 asserted later, or two rows both dated to the same day go to review (a flag) instead.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,13 +35,15 @@ class Thresholds:
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v <= 1 for v in values):
             raise InvalidInput("resolver thresholds must be numbers in (0, 1]", field="resolver_thresholds")
         if not self.retire >= self.flag >= self.clear:
-            raise InvalidInput("resolver thresholds must keep retire >= flag >= clear "
-                               f"(got {self.retire}, {self.flag}, {self.clear})", field="resolver_thresholds")
+            raise InvalidInput(
+                f"resolver thresholds must keep retire >= flag >= clear (got {self.retire}, {self.flag}, {self.clear})",
+                field="resolver_thresholds",
+            )
 
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
-    peer: str               # the peer's fact id
+    peer: str  # the peer's fact id
     verdict: str
     confidence: float
     same_entity: bool
@@ -52,16 +55,16 @@ class Judgement:
 class PairFacts:
     """What the fold needs to know about a pair beyond the verdict."""
 
-    judged_asserted: datetime    # when each row's value was first asserted (see ``assertion_order``)
+    judged_asserted: datetime  # when each row's value was first asserted (see ``assertion_order``)
     peer_asserted: datetime
     judged_dated: datetime | None  # the writer's own valid_at, when it gave one
     peer_dated: datetime | None
-    flagged: bool                # is there a flag between the pair now?
+    flagged: bool  # is there a flag between the pair now?
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    kind: str      # retire | flag | clear | nothing
+    kind: str  # retire | flag | clear | nothing
     why: str
 
 
@@ -87,5 +90,8 @@ def fold(j: Judgement, pair: PairFacts, policy: str, t: Thresholds) -> Action:
 
 def parse_thresholds(retire: float | None = None, flag: float | None = None, clear: float | None = None) -> Thresholds:
     base = Thresholds()
-    return Thresholds(base.retire if retire is None else retire, base.flag if flag is None else flag,
-                      base.clear if clear is None else clear)
+    return Thresholds(
+        base.retire if retire is None else retire,
+        base.flag if flag is None else flag,
+        base.clear if clear is None else clear,
+    )

@@ -8,6 +8,7 @@
 * ``LLMJudge``: a model through the LLM port, with the seed's prompt shape (peers p1..p8 with
   key, cosine, when each statement holds and where it comes from) and a strict JSON schema.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,13 +24,13 @@ MAX_VALUE_CHARS = 700
 
 @dataclass(frozen=True, slots=True)
 class PeerView:
-    name: str          # p1..p8
+    name: str  # p1..p8
     fact_id: str
     key: str
     text: str
     cosine: float
-    holds_from: str    # when the statement holds (its assertion order, as a date)
-    origin: str        # same session | another session of the agent | another agent
+    holds_from: str  # when the statement holds (its assertion order, as a date)
+    origin: str  # same session | another session of the agent | another agent
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +74,14 @@ class RuleJudge:
                 # A one-value attribute with another value. Stronger when more words pin it down.
                 shared = len(content_words(text) & content_words(peer.text))
                 confidence = 0.985 if shared >= 3 else 0.96
-                return Judgement(peer.fact_id, "update", confidence, True, True,
-                                 "same subject and one-value predicate, another object")
+                return Judgement(
+                    peer.fact_id,
+                    "update",
+                    confidence,
+                    True,
+                    True,
+                    "same subject and one-value predicate, another object",
+                )
             # "attended X" / "attended Y": both can hold; a rule cannot tell a set from a value.
             return Judgement(peer.fact_id, "related", 0.90, True, False, "same predicate, another object")
         mine, theirs = content_words(text), content_words(peer.text)
@@ -89,9 +96,11 @@ class RuleJudge:
 
 
 # Predicates that hold one value at a time: another object is an update, not a second fact.
-STATE_WORDS = frozenset("""lives live living lived resides reside based moved moves home address works work working
+STATE_WORDS = frozenset(
+    """lives live living lived resides reside based moved moves home address works work working
 employed employer job office floor phone email number age aged name named called drives salary rent
-manager boss partner married""".split())
+manager boss partner married""".split()
+)
 
 
 def _predicate(prefix: tuple[str, ...], text: str) -> tuple[str, ...]:
@@ -106,20 +115,36 @@ def _predicate(prefix: tuple[str, ...], text: str) -> tuple[str, ...]:
 
 
 SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["judgements"],
-    "properties": {"judgements": {"type": "array", "items": {
-        "type": "object", "additionalProperties": False,
-        "required": ["peer", "reason", "same_entity", "same_attribute", "verdict", "confidence"],
-        "properties": {"peer": {"type": "string"}, "reason": {"type": "string"},
-                       "same_entity": {"type": "boolean"}, "same_attribute": {"type": "boolean"},
-                       "verdict": {"type": "string", "enum": list(VERDICTS)},
-                       "confidence": {"type": "number", "minimum": 0, "maximum": 1}}}}},
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["judgements"],
+    "properties": {
+        "judgements": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["peer", "reason", "same_entity", "same_attribute", "verdict", "confidence"],
+                "properties": {
+                    "peer": {"type": "string"},
+                    "reason": {"type": "string"},
+                    "same_entity": {"type": "boolean"},
+                    "same_attribute": {"type": "boolean"},
+                    "verdict": {"type": "string", "enum": list(VERDICTS)},
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                },
+            },
+        }
+    },
 }
 
 # Checked here: the answer must be a list of objects; each entry is then checked against the
 # item schema and dropped on its own when a field is missing or mistyped.
-ACCEPT = {"type": "object", "required": ["judgements"],
-          "properties": {"judgements": {"type": "array", "items": {"type": "object"}}}}
+ACCEPT = {
+    "type": "object",
+    "required": ["judgements"],
+    "properties": {"judgements": {"type": "array", "items": {"type": "object"}}},
+}
 
 RUBRIC = """You judge whether a newly written memory (NEW) changes what older memories (peers) say.
 For each peer give: reason; same_entity and same_attribute (is it about the same thing and the same
@@ -139,15 +164,18 @@ class LLMJudge:
     def prompt(self, request: JudgeRequest) -> list[dict[str, str]]:
         lines = [f"NEW (key {request.key}, holds from {request.holds_from}): {request.text[:MAX_VALUE_CHARS]}", ""]
         for p in request.peers:
-            lines.append(f"{p.name} (key {p.key}, cosine {p.cosine:.2f}, holds from {p.holds_from}, {p.origin}): "
-                         f"{p.text[:MAX_VALUE_CHARS]}")
+            lines.append(
+                f"{p.name} (key {p.key}, cosine {p.cosine:.2f}, holds from {p.holds_from}, {p.origin}): "
+                f"{p.text[:MAX_VALUE_CHARS]}"
+            )
         return [{"role": "system", "content": RUBRIC}, {"role": "user", "content": "\n".join(lines)}]
 
     def judge(self, request: JudgeRequest) -> JudgeAnswer:
         from jsonschema import Draft202012Validator
 
-        answer = self.llm.complete_json(self.prompt(request), SCHEMA, schema_name="peer_judgements",
-                                        max_tokens=self.max_tokens, accept=ACCEPT)
+        answer = self.llm.complete_json(
+            self.prompt(request), SCHEMA, schema_name="peer_judgements", max_tokens=self.max_tokens, accept=ACCEPT
+        )
         item_schema = Draft202012Validator(SCHEMA["properties"]["judgements"]["items"])
         by_name = {p.name: p for p in request.peers}
         by_key = {}
@@ -162,8 +190,16 @@ class LLMJudge:
             if peer is None:
                 notes.append(f"dropped a judgement naming an unknown peer {item['peer']!r}")
                 continue
-            out.append(Judgement(peer.fact_id, item["verdict"], float(item["confidence"]), bool(item["same_entity"]),
-                                 bool(item["same_attribute"]), str(item["reason"])[:300]))
+            out.append(
+                Judgement(
+                    peer.fact_id,
+                    item["verdict"],
+                    float(item["confidence"]),
+                    bool(item["same_entity"]),
+                    bool(item["same_attribute"]),
+                    str(item["reason"])[:300],
+                )
+            )
         return JudgeAnswer(tuple(out), answer.usage, tuple(notes))
 
 
@@ -179,6 +215,6 @@ def _peer_named(name: str, by_name: dict[str, PeerView], by_key: dict[str, list[
 
 def request_json(request: JudgeRequest) -> str:
     """What a prompt would carry, for tests that check no other user's text gets in."""
-    return json.dumps({"key": request.key, "text": request.text,
-                       "peers": [{"key": p.key, "text": p.text} for p in request.peers]})
-
+    return json.dumps(
+        {"key": request.key, "text": request.text, "peers": [{"key": p.key, "text": p.text} for p in request.peers]}
+    )

@@ -11,13 +11,13 @@ acts under the store's lock after re-reading both rows: a row changed since it w
 to its own mark, so no user write is lost to a resolver write. Every action is one audited
 write; a retirement is a supersede ``restore`` undoes, recorded in ``resolver_records``.
 """
+
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
-
 
 from ..identity import Namespace
 from ..llm.port import LLMMalformed, LLMRefused, LLMUnavailable
@@ -40,7 +40,7 @@ class ResolverSettings:
     floor: float = 0.60
     max_peers: int = 8
     batch: int = 40
-    outage_streak: int = 3        # the same transient failure this many rows in a row stops the pass
+    outage_streak: int = 3  # the same transient failure this many rows in a row stops the pass
 
 
 @dataclass
@@ -48,8 +48,8 @@ class PassReport:
     marked: dict[str, int] = field(default_factory=lambda: {"owed": 0, "none": 0})
     judged: int = 0
     errored: int = 0
-    capped: int = 0               # rows left owed because their namespace reached its spend share
-    left_owed: int = 0            # transient failures
+    capped: int = 0  # rows left owed because their namespace reached its spend share
+    left_owed: int = 0  # transient failures
     stopped: str | None = None
     actions: dict[str, int] = field(default_factory=lambda: {"retire": 0, "flag": 0, "clear": 0, "nothing": 0})
 
@@ -96,8 +96,7 @@ def mark_new(memory: "Memory", settings: ResolverSettings) -> dict[str, int]:
 
 
 def _eligible(peer: FactVersion | None, row: FactVersion, now: datetime) -> bool:
-    return (holds(peer, now) and peer.fact_id != row.fact_id and peer.memory_type == row.memory_type
-            and not peer.pinned)
+    return holds(peer, now) and peer.fact_id != row.fact_id and peer.memory_type == row.memory_type and not peer.pinned
 
 
 def asserted(memory: "Memory", ns: Namespace, row: FactVersion) -> tuple[datetime, datetime | None]:
@@ -116,18 +115,21 @@ def cluster(memory: "Memory", row: FactVersion, settings: ResolverSettings) -> l
     vector = memory.embedder.embed([value_text(row.value)])[0]
     states = {s.fact_id: s for group in store.namespace_states(ns).values() for s in group}
     out: list[tuple[FactVersion, float]] = []
-    flags = [p for p in (states.get(f) for f in row.conflict_with)
-             if holds(p, now) and p.fact_id != row.fact_id and not p.pinned]  # a flag counts whatever its type
+    flags = [
+        p
+        for p in (states.get(f) for f in row.conflict_with)
+        if holds(p, now) and p.fact_id != row.fact_id and not p.pinned
+    ]  # a flag counts whatever its type
     if flags:
         cosines = memory.embedder.embed([value_text(p.value) for p in flags]) @ vector
         out.extend((peer, float(cos)) for peer, cos in zip(flags, cosines))
     seen = {p.fact_id for p, _ in out}
-    for fact_id, key, cosine in memory._peer_vectors().nearest(ns, vector[None, :], settings.floor, 32)[0]:
+    for fact_id, _key, cosine in memory._peer_vectors().nearest(ns, vector[None, :], settings.floor, 32)[0]:
         peer = states.get(fact_id)
         if fact_id not in seen and _eligible(peer, row, now):
             out.append((peer, cosine))
             seen.add(fact_id)
-    return out[:settings.max_peers]
+    return out[: settings.max_peers]
 
 
 def _origin(row: FactVersion, peer: FactVersion) -> str:
@@ -149,8 +151,12 @@ def run_pass(memory: "Memory", judge: Judge, settings: ResolverSettings | None =
         ns = mark.namespace
         row = store.fact_state(ns, mark.key, mark.fact_id)
         config = memory.write_config(ns.tenant).tenant
-        if not holds(row, now) or row.content_sha256 != mark.content_sha256 or row.pinned \
-                or config.policy.value == "append_only":
+        if (
+            not holds(row, now)
+            or row.content_sha256 != mark.content_sha256
+            or row.pinned
+            or config.policy.value == "append_only"
+        ):
             store.stamp(mark.fact_id, "judged", now)  # gone, revised, pinned or never judged: nothing to do
             report.judged += 1
             continue
@@ -160,7 +166,10 @@ def run_pass(memory: "Memory", judge: Judge, settings: ResolverSettings | None =
             report.judged += 1
             continue
         cap = config.daily_cost_cap_usd
-        if store.spend(ns, now.date(), "resolver") >= cap * config.resolver_cap_share or store.spend(ns, now.date()) >= cap:
+        if (
+            store.spend(ns, now.date(), "resolver") >= cap * config.resolver_cap_share
+            or store.spend(ns, now.date()) >= cap
+        ):
             report.capped += 1  # stays owed, judged another day
             continue
         request = _request(memory, ns, row, peers)
@@ -186,14 +195,26 @@ def run_pass(memory: "Memory", judge: Judge, settings: ResolverSettings | None =
         if answer.usage is not None:
             store.add_spend(ns, now.date(), "resolver", answer.usage.cost_usd)
         judged_by_peer = {j.peer: j for j in answer.judgements}
-        thresholds = Thresholds(config.resolver_retire_confidence, config.resolver_flag_confidence,
-                                config.resolver_clear_confidence)
+        thresholds = Thresholds(
+            config.resolver_retire_confidence, config.resolver_flag_confidence, config.resolver_clear_confidence
+        )
         for peer, _ in peers:
             judgement = judged_by_peer.get(peer.fact_id)
             if judgement is None:
                 continue  # a peer the answer leaves out changes nothing
-            action = act(memory, ns, row.fact_id, row.key, mark.content_sha256, peer.fact_id, peer.key,
-                         judgement, config.policy.value, thresholds, judge.name)
+            action = act(
+                memory,
+                ns,
+                row.fact_id,
+                row.key,
+                mark.content_sha256,
+                peer.fact_id,
+                peer.key,
+                judgement,
+                config.policy.value,
+                thresholds,
+                judge.name,
+            )
             report.actions[action.kind] += 1
         if not store.erasure_under_way(ns.tenant):
             store.stamp(mark.fact_id, "judged", memory.clock.now())
@@ -205,14 +226,34 @@ def _request(memory: "Memory", ns: Namespace, row: FactVersion, peers) -> JudgeR
     views = []
     for i, (peer, cosine) in enumerate(peers, start=1):
         when, _ = asserted(memory, ns, peer)
-        views.append(PeerView(f"p{i}", peer.fact_id, peer.key, value_text(peer.value), cosine, when.date().isoformat(),
-                              _origin(row, peer)))
+        views.append(
+            PeerView(
+                f"p{i}",
+                peer.fact_id,
+                peer.key,
+                value_text(peer.value),
+                cosine,
+                when.date().isoformat(),
+                _origin(row, peer),
+            )
+        )
     when, _ = asserted(memory, ns, row)
     return JudgeRequest(row.key, value_text(row.value), when.date().isoformat(), tuple(views))
 
 
-def act(memory: "Memory", ns: Namespace, fact_id: str, key: str, sha: str, peer_id: str, peer_key: str, judgement,
-        policy: str, thresholds: Thresholds, judge_name: str) -> Action:
+def act(
+    memory: "Memory",
+    ns: Namespace,
+    fact_id: str,
+    key: str,
+    sha: str,
+    peer_id: str,
+    peer_key: str,
+    judgement,
+    policy: str,
+    thresholds: Thresholds,
+    judge_name: str,
+) -> Action:
     """Re-read both rows under the store's lock and apply the fold's action in one write."""
     store = memory.store
     with store.locked():
@@ -228,15 +269,37 @@ def act(memory: "Memory", ns: Namespace, fact_id: str, key: str, sha: str, peer_
         action = fold(judgement, PairFacts(row_at, peer_at, row_dated, peer_dated, flagged), policy, thresholds)
         if action.kind == "retire" and peer.locked:
             action = Action("flag", "update, but the peer is locked: a lock refuses retirement")
-        rows = apply_pair(memory, ns, row, peer, action, ACTOR, judgement.verdict, judgement.confidence, judge_name,
-                          now, judgement.reason)
+        rows = apply_pair(
+            memory,
+            ns,
+            row,
+            peer,
+            action,
+            ACTOR,
+            judgement.verdict,
+            judgement.confidence,
+            judge_name,
+            now,
+            judgement.reason,
+        )
     if rows:
         after_write(memory.write_context(), ns, rows, {})
     return action
 
 
-def apply_pair(memory: "Memory", ns: Namespace, row: FactVersion, peer: FactVersion, action: Action, actor: str,
-               verdict: str, confidence: float, judge: str, now: datetime, reason: str = "") -> list[FactVersion]:
+def apply_pair(
+    memory: "Memory",
+    ns: Namespace,
+    row: FactVersion,
+    peer: FactVersion,
+    action: Action,
+    actor: str,
+    verdict: str,
+    confidence: float,
+    judge: str,
+    now: datetime,
+    reason: str = "",
+) -> list[FactVersion]:
     """Write one action on a pair (the caller holds the store's lock and has re-read both rows):
     the rows, one hash-only audit row, one resolver record."""
     store = memory.store
@@ -248,15 +311,36 @@ def apply_pair(memory: "Memory", ns: Namespace, row: FactVersion, peer: FactVers
     for r in rows:
         by_key.setdefault(r.key, []).append(r)
     store.apply(WriteBatch(tuple(KeyChange(ns, k, tuple(v)) for k, v in by_key.items()), (audit,)))
-    store.record_resolution({"record_id": memory._new_id(), "tenant": ns.tenant, "scope": ns.scope.value,
-                             "owner_id": ns.owner_id, "action": action.kind, "judged_fact": row.fact_id,
-                             "peer_fact": peer.fact_id, "peer_key": peer.key, "verdict": verdict,
-                             "confidence": confidence, "judge": judge, "recorded_at": now, "reason": reason[:300]})
+    store.record_resolution(
+        {
+            "record_id": memory._new_id(),
+            "tenant": ns.tenant,
+            "scope": ns.scope.value,
+            "owner_id": ns.owner_id,
+            "action": action.kind,
+            "judged_fact": row.fact_id,
+            "peer_fact": peer.fact_id,
+            "peer_key": peer.key,
+            "verdict": verdict,
+            "confidence": confidence,
+            "judge": judge,
+            "recorded_at": now,
+            "reason": reason[:300],
+        }
+    )
     return rows
 
 
-def _rows(store, ns: Namespace, row: FactVersion, peer: FactVersion, action: Action, now: datetime,
-          change_id: str, actor: str = ACTOR) -> list[FactVersion]:
+def _rows(
+    store,
+    ns: Namespace,
+    row: FactVersion,
+    peer: FactVersion,
+    action: Action,
+    now: datetime,
+    change_id: str,
+    actor: str = ACTOR,
+) -> list[FactVersion]:
     versions: dict[str, int] = {}
 
     def next_version(key: str) -> int:
@@ -265,31 +349,48 @@ def _rows(store, ns: Namespace, row: FactVersion, peer: FactVersion, action: Act
         return versions[key]
 
     def changed(state: FactVersion, **changes) -> FactVersion:
-        return dataclasses.replace(state, id=f"{change_id[:16]}{state.fact_id[:16]}", version=next_version(state.key),
-                                   change_id=change_id, created_at=max(now, state.created_at + timedelta(microseconds=1)),
-                                   changed_by=actor, **changes)
+        return dataclasses.replace(
+            state,
+            id=f"{change_id[:16]}{state.fact_id[:16]}",
+            version=next_version(state.key),
+            change_id=change_id,
+            created_at=max(now, state.created_at + timedelta(microseconds=1)),
+            changed_by=actor,
+            **changes,
+        )
 
     def without(state: FactVersion, other: str) -> FactVersion:
         left = tuple(f for f in state.conflict_with if f != other)
-        return changed(state, op=Op.FLAG, conflict_with=left,
-                       status=Status.CONFLICTED if left else Status.ACTIVE)
+        return changed(state, op=Op.FLAG, conflict_with=left, status=Status.CONFLICTED if left else Status.ACTIVE)
 
     if action.kind == "retire":
         end = max(row.valid_at, peer.valid_at)
         if peer.invalid_at is not None:
             end = min(end, peer.invalid_at)
-        out = [changed(peer, op=Op.SUPERSEDE, status=Status.SUPERSEDED, superseded_by=row.id, invalid_at=end,
-                       conflict_with=tuple(f for f in peer.conflict_with if f != row.fact_id))]
+        out = [
+            changed(
+                peer,
+                op=Op.SUPERSEDE,
+                status=Status.SUPERSEDED,
+                superseded_by=row.id,
+                invalid_at=end,
+                conflict_with=tuple(f for f in peer.conflict_with if f != row.fact_id),
+            )
+        ]
         if peer.fact_id in row.conflict_with:  # the winner does not stay flagged against a retired row
             out.append(without(row, peer.fact_id))
         return out
     if action.kind == "flag":
         if peer.fact_id in row.conflict_with and row.fact_id in peer.conflict_with:
             return []  # already flagged: acting twice changes nothing
-        return [changed(s, op=Op.FLAG, status=Status.CONFLICTED,
-                        conflict_with=tuple(dict.fromkeys((*s.conflict_with, other))))
-                for s, other in ((row, peer.fact_id), (peer, row.fact_id))]
+        return [
+            changed(
+                s, op=Op.FLAG, status=Status.CONFLICTED, conflict_with=tuple(dict.fromkeys((*s.conflict_with, other)))
+            )
+            for s, other in ((row, peer.fact_id), (peer, row.fact_id))
+        ]
     if action.kind == "clear":
-        return [without(s, other) for s, other in ((row, peer.fact_id), (peer, row.fact_id))
-                if other in s.conflict_with]
+        return [
+            without(s, other) for s, other in ((row, peer.fact_id), (peer, row.fact_id)) if other in s.conflict_with
+        ]
     return []

@@ -1,4 +1,5 @@
 """Hybrid retrieval: plan → embed → legs → fuse → filter → verdict → assemble."""
+
 from .recipes import RECIPES, Recipe, get_recipe
 from .types import Hit, LegScore, SearchRequest, SearchResult
 

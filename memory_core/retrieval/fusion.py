@@ -1,4 +1,5 @@
 """Reciprocal rank fusion. Pure; ties broken by id so a result is repeatable."""
+
 from __future__ import annotations
 
 from typing import Mapping, Sequence

@@ -4,6 +4,7 @@ plan → embed the query → legs (vector, BM25) → fuse (RRF) → filter → v
 Filters are pushed into each leg as a Lance prefilter, and checked again on the fused rows so a
 lagging or damaged index can never widen an answer past its scope or time.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,14 +15,23 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
+
 from ..embed import Embedder
 from ..identity import Namespace
 from ..model import VISIBLE_STATUSES, Kind
-from ..store.lance_index import LEG_COLUMNS, NPROBES, IndexSnapshot, LanceIndex, from_micros, micros, namespace_key, sql_str
+from ..store.lance_index import (
+    LEG_COLUMNS,
+    NPROBES,
+    IndexSnapshot,
+    LanceIndex,
+    from_micros,
+    micros,
+    namespace_key,
+    sql_str,
+)
 from ..store.lance_read import HIT_COLUMNS
 from ..temporal import live_at
-import numpy as np
-
 from .fusion import rrf
 from .priors import date_match, dates_in, named_participants, without_participants
 from .recipes import Recipe
@@ -52,9 +62,15 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
     if recipe.subject_prior:
         columns.append("subject")
     # Names stay in the lexical query (they match a row's subject) and leave the semantic one.
-    return Plan(legs=recipe.legs, pool=pool, lexical_query=text,
-                vector_query=without_participants(text, request.participants), columns=tuple(columns),
-                lexical_vectors=recipe.fusion == "zscore" and "vector" in recipe.legs, k=request.k)
+    return Plan(
+        legs=recipe.legs,
+        pool=pool,
+        lexical_query=text,
+        vector_query=without_participants(text, request.participants),
+        columns=tuple(columns),
+        lexical_vectors=recipe.fusion == "zscore" and "vector" in recipe.legs,
+        k=request.k,
+    )
 
 
 # Legs run under the filters Lance answers from bitmaps (namespace, kind) and fetch their pool;
@@ -70,19 +86,23 @@ WIDEN = 4
 @dataclass(frozen=True, slots=True)
 class Where:
     narrow: str  # the scope and the sources
-    full: str    # every filter
+    full: str  # every filter
 
 
 def build_where(namespace: Namespace, request: SearchRequest, now: datetime) -> Where:
     """The prefilters: one scope, the sources, visible rows, time."""
     t = micros(request.as_of)
-    narrow = " AND ".join([
-        f"namespace = {sql_str(namespace_key(namespace.tenant, namespace.scope.value, namespace.owner_id))}",
-        "kind IN (" + ", ".join(sql_str(k.value) for k in sorted(request.sources)) + ")",
-    ])
+    narrow = " AND ".join(
+        [
+            f"namespace = {sql_str(namespace_key(namespace.tenant, namespace.scope.value, namespace.owner_id))}",
+            "kind IN (" + ", ".join(sql_str(k.value) for k in sorted(request.sources)) + ")",
+        ]
+    )
     clauses = [
-        narrow, "status IN (" + ", ".join(sql_str(s) for s in VISIBLE_STATUSES) + ")",
-        f"valid_at <= {t}", f"(invalid_at IS NULL OR invalid_at > {t})",
+        narrow,
+        "status IN (" + ", ".join(sql_str(s) for s in VISIBLE_STATUSES) + ")",
+        f"valid_at <= {t}",
+        f"(invalid_at IS NULL OR invalid_at > {t})",
         f"(expires_at IS NULL OR expires_at > {micros(now)})",
     ]
     if request.observed_from is not None:
@@ -102,8 +122,13 @@ def _timed(name: str, timings: dict[str, float], fn: Callable[[], list[dict[str,
     return rows
 
 
-def _admissible_top(run: Callable[[str, int], list[dict[str, Any]]], where: Where, pool: int, k: int,
-                    admissible: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+def _admissible_top(
+    run: Callable[[str, int], list[dict[str, Any]]],
+    where: Where,
+    pool: int,
+    k: int,
+    admissible: Callable[[dict[str, Any]], bool],
+) -> list[dict[str, Any]]:
     """Up to ``pool`` rows of a leg that pass its check, best first: fetched under the narrow
     filter and checked here; fetched wider, then under the full filter, while fewer than ``k``
     survived and the fetch may have stopped short of others."""
@@ -115,8 +140,14 @@ def _admissible_top(run: Callable[[str, int], list[dict[str, Any]]], where: Wher
     return [r for r in run(where.full, pool) if admissible(r)][:pool]
 
 
-def run_legs(snapshot: IndexSnapshot | None, embedder: Embedder, the_plan: Plan, where: Where,
-             timings: dict[str, float], admissible: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+def run_legs(
+    snapshot: IndexSnapshot | None,
+    embedder: Embedder,
+    the_plan: Plan,
+    where: Where,
+    timings: dict[str, float],
+    admissible: Callable[[dict[str, Any]], bool],
+) -> dict[str, Any]:
     """Run the legs side by side on one version of the index (Lance releases the GIL): the
     lexical leg on a worker, the vector leg here once the query is embedded. The query is
     embedded first, before either leg competes with it for the two cores."""
@@ -132,12 +163,14 @@ def run_legs(snapshot: IndexSnapshot | None, embedder: Embedder, the_plan: Plan,
     if "bm25" in the_plan.legs and the_plan.lexical_query:
         lexical_columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
         fts = lambda w, n: snapshot.fts_search(the_plan.lexical_query, w, n, lexical_columns)  # noqa: E731
-        lexical = _LEG_POOL.submit(_timed, "bm25", timings,
-                                   lambda: _admissible_top(fts, where, the_plan.pool, the_plan.k, admissible))
+        lexical = _LEG_POOL.submit(
+            _timed, "bm25", timings, lambda: _admissible_top(fts, where, the_plan.pool, the_plan.k, admissible)
+        )
     if "vector" in the_plan.legs:
         knn = lambda w, n: snapshot.vector_search(vector, w, n, the_plan.columns, nprobes=NPROBES)  # noqa: E731
-        found["vector"] = _timed("vector", timings,
-                                 lambda: _admissible_top(knn, where, the_plan.pool, the_plan.k, admissible))
+        found["vector"] = _timed(
+            "vector", timings, lambda: _admissible_top(knn, where, the_plan.pool, the_plan.k, admissible)
+        )
     if "bm25" in the_plan.legs and the_plan.lexical_query:
         found["bm25"] = lexical.result()
     for leg in ("vector", "bm25"):
@@ -177,12 +210,17 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
         return []
     ids = sorted(rows)
     total = np.zeros(len(ids))
-    for leg in (l for l in legs if not l.startswith("_")):
+    for leg in (name for name in legs if not name.startswith("_")):
         if leg == "vector":
             query_vector = legs["_query_vector"]
-            scores = np.array([per_leg[i]["vector"].score if "vector" in per_leg[i]
-                               else float(np.dot(np.asarray(rows[i]["vector"], dtype=np.float32), query_vector))
-                               for i in ids])
+            scores = np.array(
+                [
+                    per_leg[i]["vector"].score
+                    if "vector" in per_leg[i]
+                    else float(np.dot(np.asarray(rows[i]["vector"], dtype=np.float32), query_vector))
+                    for i in ids
+                ]
+            )
         else:
             scores = np.array([per_leg[i][leg].score if leg in per_leg[i] else 0.0 for i in ids])
         total += recipe.weight(leg) * (scores - scores.mean()) / (scores.std() + 1e-9)
@@ -217,10 +255,13 @@ def time_check(request: SearchRequest, now: datetime) -> Callable[[Mapping[str, 
 
     def check(row: Mapping[str, Any]) -> bool:
         expires, observed = row["expires_at"], row.get("observed_at")
-        return (live_at(row["valid_at"], row["invalid_at"], as_of)  # compares microseconds as it does datetimes
-                and (expires is None or expires > now_us)
-                and (since is None or (observed is not None and observed >= since))
-                and (until is None or (observed is not None and observed < until)))
+        return (
+            live_at(row["valid_at"], row["invalid_at"], as_of)  # compares microseconds as it does datetimes
+            and (expires is None or expires > now_us)
+            and (since is None or (observed is not None and observed >= since))
+            and (until is None or (observed is not None and observed < until))
+        )
+
     return check
 
 
@@ -230,28 +271,44 @@ def leg_check(request: SearchRequest, now: datetime) -> Callable[[Mapping[str, A
     return lambda row: row["status"] in VISIBLE_STATUSES and in_time(row)
 
 
-def still_admissible(row: Mapping[str, Any], namespace: Namespace, request: SearchRequest,
-                     in_time: Callable[[Mapping[str, Any]], bool]) -> bool:
+def still_admissible(
+    row: Mapping[str, Any], namespace: Namespace, request: SearchRequest, in_time: Callable[[Mapping[str, Any]], bool]
+) -> bool:
     """The filter phase, on a completed row from the row's own columns: scope, status, kind, and
     time by ``in_time`` (``time_check`` of the request)."""
-    return (row["tenant"] == namespace.tenant and row["scope"] == namespace.scope.value
-            and row["owner_id"] == namespace.owner_id and row["status"] in VISIBLE_STATUSES
-            and row["kind"] in {k.value for k in request.sources} and in_time(row))
+    return (
+        row["tenant"] == namespace.tenant
+        and row["scope"] == namespace.scope.value
+        and row["owner_id"] == namespace.owner_id
+        and row["status"] in VISIBLE_STATUSES
+        and row["kind"] in {k.value for k in request.sources}
+        and in_time(row)
+    )
 
 
-def complete(index: LanceIndex, fused: Fused, want: int, namespace: Namespace, request: SearchRequest,
-             now: datetime, read_at: IndexSnapshot | None = None) -> Fused:
+def complete(
+    index: LanceIndex,
+    fused: Fused,
+    want: int,
+    namespace: Namespace,
+    request: SearchRequest,
+    now: datetime,
+    read_at: IndexSnapshot | None = None,
+) -> Fused:
     """The first ``want`` fused rows, completed with the columns a hit shows and checked once more
     from their own columns: a damaged or lagging index can never widen an answer past its scope or
     time. A row that fails (or left the index in between) gives its place to the next one."""
     kept: Fused = []
     start, in_time = 0, time_check(request, now)
     while len(kept) < want and start < len(fused):
-        batch = fused[start:start + want - len(kept)]
+        batch = fused[start : start + want - len(kept)]
         start += len(batch)
         index.hydrate([row for row, _, _ in batch], HIT_COLUMNS, read_at=read_at)
-        kept.extend(item for item in batch
-                    if not item[0].get("_gone") and still_admissible(item[0], namespace, request, in_time))
+        kept.extend(
+            item
+            for item in batch
+            if not item[0].get("_gone") and still_admissible(item[0], namespace, request, in_time)
+        )
     return kept
 
 
@@ -261,8 +318,9 @@ def verdict(query: str, hits: Sequence[Hit], recipe: Recipe) -> str:
     if not hits:
         return "no_match"
     top = hits[0]
-    strong = (("vector" in top.legs and top.legs["vector"].score >= recipe.min_cosine)
-              or ("bm25" in top.legs and top.legs["bm25"].score > recipe.min_bm25))
+    strong = ("vector" in top.legs and top.legs["vector"].score >= recipe.min_cosine) or (
+        "bm25" in top.legs and top.legs["bm25"].score > recipe.min_bm25
+    )
     if not strong:
         return "below_threshold"
     identifiers = {m.lower() for m in _IDENTIFIER.findall(query)}
@@ -275,11 +333,21 @@ def verdict(query: str, hits: Sequence[Hit], recipe: Recipe) -> str:
 
 def to_hit(row: Mapping[str, Any], score: float, legs: dict[str, LegScore]) -> Hit:
     return Hit(
-        kind=Kind(row["kind"]), key=row["key"], value=json.loads(row["value_json"]), fact_id=row["fact_id"],
-        version_id=row["version_id"], memory_type=row["memory_type"], status=row["status"], score=score, legs=legs,
-        valid_at=from_micros(row["valid_at"]), invalid_at=from_micros(row["invalid_at"]),
-        observed_at=from_micros(row["observed_at"]), created_at=from_micros(row["created_at"]),
-        provenance=json.loads(row["provenance_json"]), text=row["text"],
+        kind=Kind(row["kind"]),
+        key=row["key"],
+        value=json.loads(row["value_json"]),
+        fact_id=row["fact_id"],
+        version_id=row["version_id"],
+        memory_type=row["memory_type"],
+        status=row["status"],
+        score=score,
+        legs=legs,
+        valid_at=from_micros(row["valid_at"]),
+        invalid_at=from_micros(row["invalid_at"]),
+        observed_at=from_micros(row["observed_at"]),
+        created_at=from_micros(row["created_at"]),
+        provenance=json.loads(row["provenance_json"]),
+        text=row["text"],
     )
 
 
@@ -298,8 +366,9 @@ def assemble(hits: Sequence[Hit], k: int, token_budget: int | None) -> tuple[tup
     return tuple(kept), len(chosen) - len(kept)
 
 
-def search(index: LanceIndex, embedder: Embedder, namespace: Namespace, request: SearchRequest, recipe: Recipe,
-           now: datetime) -> SearchResult:
+def search(
+    index: LanceIndex, embedder: Embedder, namespace: Namespace, request: SearchRequest, recipe: Recipe, now: datetime
+) -> SearchResult:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     the_plan = plan(request, recipe)
@@ -310,8 +379,9 @@ def search(index: LanceIndex, embedder: Embedder, namespace: Namespace, request:
     # The legs returned a few columns; complete the rows the answer shows. The verdict reads only
     # the top hit, unless the query names an identifier: then every candidate's text is searched.
     hydrating = time.perf_counter()
-    shown = complete(index, fused, len(fused) if _IDENTIFIER.search(request.query) else request.k,
-                     namespace, request, now, snapshot)
+    shown = complete(
+        index, fused, len(fused) if _IDENTIFIER.search(request.query) else request.k, namespace, request, now, snapshot
+    )
     timings["hydrate"] = (time.perf_counter() - hydrating) * 1000
     hits = [to_hit(row, score, per_leg) for row, score, per_leg in shown]
     code = verdict(request.query, hits, recipe)
@@ -319,6 +389,14 @@ def search(index: LanceIndex, embedder: Embedder, namespace: Namespace, request:
     unserved = sorted(k.value for k in request.sources - SERVED_SOURCES)
     notes = tuple(f"source {s!r} is not served yet: its plane has no leg in this build" for s in unserved)
     timings["total"] = (time.perf_counter() - started) * 1000
-    return SearchResult(hits=chosen, verdict=code, sources=tuple(sorted(k.value for k in request.sources)),
-                        sources_applied=not unserved, recipe=recipe.to_dict(), as_of=request.as_of, notes=notes,
-                        truncated=truncated, timings_ms=timings)
+    return SearchResult(
+        hits=chosen,
+        verdict=code,
+        sources=tuple(sorted(k.value for k in request.sources)),
+        sources_applied=not unserved,
+        recipe=recipe.to_dict(),
+        as_of=request.as_of,
+        notes=notes,
+        truncated=truncated,
+        timings_ms=timings,
+    )

@@ -3,6 +3,7 @@
 Pure functions. A prior is a small additive term on the fused score, so it can only reorder
 candidates the legs already found; it never brings in a row no leg returned.
 """
+
 from __future__ import annotations
 
 import re
@@ -10,8 +11,12 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Sequence
 
-MONTHS = {m: i + 1 for i, m in enumerate(
-    "january february march april may june july august september october november december".split())}
+MONTHS = {
+    m: i + 1
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split()
+    )
+}
 _MON = "(" + "|".join(MONTHS) + ")"
 _DAY_MONTH_YEAR = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+" + _MON + r",?\s+(\d{4})\b", re.I)
 _MONTH_DAY_YEAR = re.compile(r"\b" + _MON + r"\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b", re.I)
@@ -51,11 +56,12 @@ def dates_in(query: str) -> list[DateSpan]:
         if any(a <= m.start() < b for a, b in used):
             continue
         y, mo = int(m.group(2)), MONTHS[m.group(1).lower()]
-        last = (date(y + (mo == 12), mo % 12 + 1, 1) - timedelta(days=1))
+        last = date(y + (mo == 12), mo % 12 + 1, 1) - timedelta(days=1)
         spans.append(DateSpan("month", date(y, mo, 1), last))
     if not spans:
-        spans += [DateSpan("year", date(int(m.group(1)), 1, 1), date(int(m.group(1)), 12, 31))
-                  for m in _YEAR.finditer(query)]
+        spans += [
+            DateSpan("year", date(int(m.group(1)), 1, 1), date(int(m.group(1)), 12, 31)) for m in _YEAR.finditer(query)
+        ]
     return spans
 
 

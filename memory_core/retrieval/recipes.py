@@ -1,4 +1,5 @@
 """Named search recipes: frozen data, so a result can name exactly how it was produced."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,39 +17,55 @@ class Recipe:
     legs: tuple[str, ...]
     weights: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
     rrf_k: int = 60
-    pool: int = 50             # candidates each leg returns before fusion (at least k)
-    min_cosine: float = 0.30   # a vector hit below this is weak (for the below_threshold verdict)
-    min_bm25: float = 0.0      # a lexical hit must score above this to count as a match
-    fusion: str = "rrf"        # rrf: weighted reciprocal rank; zscore: weighted sum of per-leg z-scores
-    date_prior: float = 0.0    # added per unit of date match (a query that names a date)
-    subject_prior: float = 0.0 # added when the query names one participant and the row is theirs
+    pool: int = 50  # candidates each leg returns before fusion (at least k)
+    min_cosine: float = 0.30  # a vector hit below this is weak (for the below_threshold verdict)
+    min_bm25: float = 0.0  # a lexical hit must score above this to count as a match
+    fusion: str = "rrf"  # rrf: weighted reciprocal rank; zscore: weighted sum of per-leg z-scores
+    date_prior: float = 0.0  # added per unit of date match (a query that names a date)
+    subject_prior: float = 0.0  # added when the query names one participant and the row is theirs
 
     def weight(self, leg: str) -> float:
         return float(self.weights.get(leg, 1.0))
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "legs": list(self.legs), "weights": {l: self.weight(l) for l in self.legs},
-                "fusion": self.fusion, "rrf_k": self.rrf_k, "pool": self.pool, "min_cosine": self.min_cosine,
-                "min_bm25": self.min_bm25, "date_prior": self.date_prior, "subject_prior": self.subject_prior}
+        return {
+            "name": self.name,
+            "legs": list(self.legs),
+            "weights": {leg: self.weight(leg) for leg in self.legs},
+            "fusion": self.fusion,
+            "rrf_k": self.rrf_k,
+            "pool": self.pool,
+            "min_cosine": self.min_cosine,
+            "min_bm25": self.min_bm25,
+            "date_prior": self.date_prior,
+            "subject_prior": self.subject_prior,
+        }
 
 
 def _recipe(name: str, legs: tuple[str, ...], settings: dict | None = None, **weights: float) -> Recipe:
     return Recipe(name, legs, MappingProxyType(dict(weights)), **(settings or {}))
 
 
-RECIPES: Mapping[str, Recipe] = MappingProxyType({
-    r.name: r for r in (
-        _recipe("hybrid_rrf", ("vector", "bm25"), vector=1.0, bm25=1.0),
-        _recipe("hybrid_lexical", ("vector", "bm25"), vector=0.5, bm25=1.0),
-        _recipe("vector_only", ("vector",)),
-        _recipe("bm25_only", ("bm25",)),
-        # Score-level fusion with query priors: per-leg z-scores over a wide pool, weighted towards
-        # meaning, plus small terms for a date the query names and the participant it names.
-        _recipe("hybrid_zscore", ("vector", "bm25"),
+RECIPES: Mapping[str, Recipe] = MappingProxyType(
+    {
+        r.name: r
+        for r in (
+            _recipe("hybrid_rrf", ("vector", "bm25"), vector=1.0, bm25=1.0),
+            _recipe("hybrid_lexical", ("vector", "bm25"), vector=0.5, bm25=1.0),
+            _recipe("vector_only", ("vector",)),
+            _recipe("bm25_only", ("bm25",)),
+            # Score-level fusion with query priors: per-leg z-scores over a wide pool, weighted towards
+            # meaning, plus small terms for a date the query names and the participant it names.
+            _recipe(
+                "hybrid_zscore",
+                ("vector", "bm25"),
                 {"fusion": "zscore", "pool": 200, "date_prior": 2.0, "subject_prior": 0.5},
-                vector=0.6, bm25=0.4),
-    )
-})
+                vector=0.6,
+                bm25=0.4,
+            ),
+        )
+    }
+)
 
 
 def get_recipe(name: str) -> Recipe:

@@ -1,4 +1,5 @@
 """Requests and answers of recall/search."""
+
 from __future__ import annotations
 
 import json
@@ -51,25 +52,33 @@ class Hit:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": self.kind.value, "key": self.key, "value": self.value, "fact_id": self.fact_id,
-            "version_id": self.version_id, "memory_type": self.memory_type, "status": self.status,
+            "kind": self.kind.value,
+            "key": self.key,
+            "value": self.value,
+            "fact_id": self.fact_id,
+            "version_id": self.version_id,
+            "memory_type": self.memory_type,
+            "status": self.status,
             "score": round(self.score, 6),
             "legs": {leg: {"rank": s.rank, "score": round(s.score, 6)} for leg, s in self.legs.items()},
-            "valid_at": iso(self.valid_at), "invalid_at": iso(self.invalid_at), "observed_at": iso(self.observed_at),
-            "created_at": iso(self.created_at), "provenance": self.provenance,
+            "valid_at": iso(self.valid_at),
+            "invalid_at": iso(self.invalid_at),
+            "observed_at": iso(self.observed_at),
+            "created_at": iso(self.created_at),
+            "provenance": self.provenance,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
     hits: tuple[Hit, ...]
-    verdict: str            # ok | no_match | below_threshold | identifier_absent
+    verdict: str  # ok | no_match | below_threshold | identifier_absent
     sources: tuple[str, ...]
-    sources_applied: bool   # False unless every requested source was honoured by the legs that ran
+    sources_applied: bool  # False unless every requested source was honoured by the legs that ran
     recipe: dict[str, Any]
     as_of: datetime
     notes: tuple[str, ...] = ()
-    truncated: int = 0      # hits cut by the token budget
+    truncated: int = 0  # hits cut by the token budget
     timings_ms: dict[str, float] = field(default_factory=dict)
     pending_extraction: int = 0  # queued extraction jobs of the scope: what they hold is not findable yet
 
@@ -79,10 +88,17 @@ class SearchResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "verdict": self.verdict, "abstain": self.abstain, "count": len(self.hits),
-            "hits": [h.to_dict() for h in self.hits], "sources": list(self.sources),
-            "sources_applied": self.sources_applied, "recipe": self.recipe, "as_of": iso(self.as_of),
-            "notes": list(self.notes), "truncated": self.truncated, "pending_extraction": self.pending_extraction,
+            "verdict": self.verdict,
+            "abstain": self.abstain,
+            "count": len(self.hits),
+            "hits": [h.to_dict() for h in self.hits],
+            "sources": list(self.sources),
+            "sources_applied": self.sources_applied,
+            "recipe": self.recipe,
+            "as_of": iso(self.as_of),
+            "notes": list(self.notes),
+            "truncated": self.truncated,
+            "pending_extraction": self.pending_extraction,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
 

@@ -8,6 +8,7 @@ That lets it keep a write-through cache of the latest fact states of each namesp
 a point write reads the key from memory (a DuckDB point query costs milliseconds) and appends
 in one transaction. The cache is updated only after a commit, and dropped by ``redact``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,14 +24,25 @@ from ..audit import GENESIS_HASH, AuditEntry, AuditReport, AuditRow, chain, veri
 from ..errors import HomeNotFound, StoreCorrupted
 from ..identity import Namespace, Scope
 from ..model import VISIBLE_STATUSES, FactVersion
-from .port import Head, StagedRows, WriteBatch
 from .graph_tables import GraphTables
 from .invariants import InvariantChecks
+from .port import Head, StagedRows, WriteBatch
 from .queue_tables import QueueTables
 from .resolver_tables import ResolverTables
+from .schema import (
+    COLS,
+    SCHEMA_VERSION,
+    STAGED_INSERT,
+    VERSION_COLUMNS,
+    arrow_versions,
+    attrs_json,
+    migrate,
+    row_to_version,
+    stored_schema_version,
+    utc,
+    version_params,
+)
 from .settings import SettingsTables
-from .schema import (COLS, SCHEMA_VERSION, STAGED_INSERT, VERSION_COLUMNS, arrow_versions, attrs_json, migrate,
-                     row_to_version, stored_schema_version, utc, version_params)
 
 DB_FILE = "memory.duckdb"
 _ARROW_INSERT_ABOVE = 32  # rows; below this one multi-row VALUES insert is faster
@@ -155,8 +167,10 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
         return [row_to_version(r) for r in self._rows(sql, [*_ns_params(namespace), key, known_at])]
 
     def history(self, namespace: Namespace, key: str) -> list[FactVersion]:
-        rows = self._rows(f"SELECT {COLS} FROM memory_versions WHERE {_NS} AND key = ? ORDER BY version",
-                          [*_ns_params(namespace), key])
+        rows = self._rows(
+            f"SELECT {COLS} FROM memory_versions WHERE {_NS} AND key = ? ORDER BY version",
+            [*_ns_params(namespace), key],
+        )
         return [row_to_version(r) for r in rows]
 
     def states_known_at(self, namespace: Namespace, known_at: datetime) -> dict[str, list[FactVersion]]:
@@ -182,7 +196,10 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
 
     def catalog(self) -> list[tuple[str, str, str, str]]:
         """Every (tenant, scope, owner_id, key) the store holds, sorted: what a reviewer picks from."""
-        return [tuple(r) for r in self._rows("SELECT tenant, scope, owner_id, key FROM memory_heads ORDER BY 1, 2, 3, 4", [])]
+        return [
+            tuple(r)
+            for r in self._rows("SELECT tenant, scope, owner_id, key FROM memory_heads ORDER BY 1, 2, 3, 4", [])
+        ]
 
     def keys(self, namespace: Namespace) -> list[str]:
         """Every key of ``namespace``, from the cache."""
@@ -191,9 +208,13 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
 
     def expired_keys(self, now: datetime) -> dict[Namespace, list[str]]:
         """The keys holding a served fact whose expires_at has passed, by namespace."""
-        sql = (f"WITH latest AS ({_LATEST.format(cols='tenant, scope, owner_id, key, status, expires_at', where='expires_at IS NOT NULL')}) "
-               f"SELECT DISTINCT tenant, scope, owner_id, key FROM latest WHERE status IN {VISIBLE_STATUSES!r} "
-               "AND expires_at <= ? ORDER BY 1, 2, 3, 4")
+        sql = (
+            "WITH latest AS ("
+            + _LATEST.format(cols="tenant, scope, owner_id, key, status, expires_at", where="expires_at IS NOT NULL")
+            + ") "
+            f"SELECT DISTINCT tenant, scope, owner_id, key FROM latest WHERE status IN {VISIBLE_STATUSES!r} "
+            "AND expires_at <= ? ORDER BY 1, 2, 3, 4"
+        )
         out: dict[Namespace, list[str]] = {}
         for tenant, scope, owner_id, key in self._rows(sql, [now]):
             out.setdefault(Namespace(tenant, Scope(scope), owner_id), []).append(key)
@@ -231,8 +252,10 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
         return [dict(zip(cols, r)) for r in self._rows(sql, [])]
 
     def table_counts(self) -> dict[str, int]:
-        return {table: int(self._rows(f"SELECT count(*) FROM {table}", [])[0][0])
-                for table in ("memory_versions", "memory_heads", "audit_log", "projection_failures")}
+        return {
+            table: int(self._rows(f"SELECT count(*) FROM {table}", [])[0][0])
+            for table in ("memory_versions", "memory_heads", "audit_log", "projection_failures")
+        }
 
     def summary(self) -> dict[str, Any]:
         """Counts a report or an asset prints: tables, namespaces, ops, current states."""
@@ -245,8 +268,9 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
             "keys": one("SELECT count(*) FROM memory_heads"),
             "tombstoned_keys": one("SELECT count(*) FROM memory_heads WHERE status = 'tombstoned'"),
             "versions_by_op": dict(self._rows("SELECT op, count(*) FROM memory_versions GROUP BY op ORDER BY op", [])),
-            "facts_by_status": dict(self._rows(
-                f"SELECT status, count(*) FROM ({latest}) GROUP BY status ORDER BY status", [])),
+            "facts_by_status": dict(
+                self._rows(f"SELECT status, count(*) FROM ({latest}) GROUP BY status ORDER BY status", [])
+            ),
         }
 
     def latest_states(self, fact_ids: Sequence[str] | None = None) -> list[FactVersion]:
@@ -254,8 +278,9 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
         if fact_ids is not None and not fact_ids:
             return []
         where, params = ("TRUE", []) if fact_ids is None else ("list_contains(?, fact_id)", [list(fact_ids)])
-        return [row_to_version(r) for r in self._rows(_LATEST.format(cols=COLS, where=where) + " ORDER BY fact_id",
-                                                       params)]
+        return [
+            row_to_version(r) for r in self._rows(_LATEST.format(cols=COLS, where=where) + " ORDER BY fact_id", params)
+        ]
 
     def pending_projection_failures(self, namespace: Namespace | None = None) -> list[str]:
         """Fact ids whose index write failed and has not been repaired yet."""
@@ -289,15 +314,24 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
 
     def resolve_projection_failures(self, fact_ids: Sequence[str], at: datetime) -> None:
         with self._tx() as con:
-            con.execute("UPDATE projection_failures SET resolved_at = ? "
-                        "WHERE resolved_at IS NULL AND list_contains(?, fact_id)", [at, list(fact_ids)])
+            con.execute(
+                "UPDATE projection_failures SET resolved_at = ? "
+                "WHERE resolved_at IS NULL AND list_contains(?, fact_id)",
+                [at, list(fact_ids)],
+            )
 
     def set_marker(self, name: str, value: str) -> None:
         with self._tx() as con:
             con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [f"marker:{name}", value])
 
-    def apply(self, batch: WriteBatch, *, snapshot: tuple[str, int] | None = None,
-              before_commit: Callable[[], None] | None = None, staged: StagedRows | None = None) -> None:
+    def apply(
+        self,
+        batch: WriteBatch,
+        *,
+        snapshot: tuple[str, int] | None = None,
+        before_commit: Callable[[], None] | None = None,
+        staged: StagedRows | None = None,
+    ) -> None:
         """Append the batch's rows and audit rows in one transaction; then update the cache.
 
         ``snapshot`` (id, keys) records a snapshot restore in the same transaction, so a restore
@@ -316,15 +350,19 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
                     self._insert_staged(con, arrow_versions(first, rows, audit_seq))
                 elif rows:
                     marks = "(" + ", ".join("?" * len(VERSION_COLUMNS)) + ")"
-                    con.execute(f"INSERT INTO memory_versions ({COLS}) VALUES " + ", ".join([marks] * len(rows)),
-                                [p for i, r in enumerate(rows) for p in version_params(first + i, r, audit_seq)])
+                    con.execute(
+                        f"INSERT INTO memory_versions ({COLS}) VALUES " + ", ".join([marks] * len(rows)),
+                        [p for i, r in enumerate(rows) for p in version_params(first + i, r, audit_seq)],
+                    )
                 if extra:
                     self._insert_staged(con, staged.table(first + len(rows), audit_seq))
                 self.follow_graph(con, rows)
                 if snapshot is not None:
                     audit = batch.audits[0]
-                    con.execute("INSERT INTO snapshots_restored VALUES (?, ?, ?, ?, ?, ?)",
-                                [snapshot[0], audit.tenant, audit.scope, audit.owner_id, audit.at, snapshot[1]])
+                    con.execute(
+                        "INSERT INTO snapshots_restored VALUES (?, ?, ?, ?, ?, ?)",
+                        [snapshot[0], audit.tenant, audit.scope, audit.owner_id, audit.at, snapshot[1]],
+                    )
                 audit_head = self._chain_audit(con, batch.audits, recorded_by_rows=bool(rows) or extra > 0)
                 if before_commit is not None:
                     before_commit()
@@ -354,24 +392,30 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
                     if known is None or known.version < row.version:
                         facts[row.fact_id] = row
 
-    def redact(self, rows: Sequence[FactVersion], value_json: str, content_sha256: str,
-               audit: AuditEntry) -> None:
+    def redact(self, rows: Sequence[FactVersion], value_json: str, content_sha256: str, audit: AuditEntry) -> None:
         """Overwrite the value (and the words kept beside it) of the given version rows in place:
         the one edit the log allows."""
         with self._lock:
             with self._tx() as con:
                 for row in rows:
-                    scrubbed = dataclasses.replace(row, index_context=None, relations=(), provenance=dataclasses.replace(
-                        row.provenance, source_quote=None))
-                    con.execute("UPDATE memory_versions SET value_json = ?, content_sha256 = ?, attrs = ? WHERE id = ?",
-                                [value_json, content_sha256, attrs_json(scrubbed), row.id])
+                    scrubbed = dataclasses.replace(
+                        row,
+                        index_context=None,
+                        relations=(),
+                        provenance=dataclasses.replace(row.provenance, source_quote=None),
+                    )
+                    con.execute(
+                        "UPDATE memory_versions SET value_json = ?, content_sha256 = ?, attrs = ? WHERE id = ?",
+                        [value_json, content_sha256, attrs_json(scrubbed), row.id],
+                    )
                 self.forget_graph_of(con, sorted({r.fact_id for r in rows}))
                 self._audit_head = self._chain_audit(con, [audit])
             self._cache.clear()
             self._con.execute("CHECKPOINT")  # fold the WAL, which still holds the old bytes
 
-    def _chain_audit(self, con: duckdb.DuckDBPyConnection, entries: Sequence[AuditEntry], *,
-                     recorded_by_rows: bool = False) -> tuple[int, str]:
+    def _chain_audit(
+        self, con: duckdb.DuckDBPyConnection, entries: Sequence[AuditEntry], *, recorded_by_rows: bool = False
+    ) -> tuple[int, str]:
         """Append the entries to the chain. The chain's head is known from the version rows'
         ``audit_seq`` when the write appended rows; otherwise it is kept in ``audit_head``."""
         seq, prev = self._audit_head
@@ -381,8 +425,20 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
             e = row.entry
             con.execute(
                 "INSERT INTO audit_log VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [row.seq, e.at, e.tenant, e.scope, e.owner_id, e.key, e.op, e.version_ids, e.content_sha256,
-                 e.actor, row.prev_hash, row.row_hash],
+                [
+                    row.seq,
+                    e.at,
+                    e.tenant,
+                    e.scope,
+                    e.owner_id,
+                    e.key,
+                    e.op,
+                    e.version_ids,
+                    e.content_sha256,
+                    e.actor,
+                    row.prev_hash,
+                    row.row_hash,
+                ],
             )
             prev = row.row_hash
         if entries and not recorded_by_rows:
@@ -405,14 +461,25 @@ class DuckDBStore(SettingsTables, GraphTables, QueueTables, ResolverTables, Inva
     def audit_rows(self) -> list[AuditRow]:
         rows = self._rows(
             "SELECT seq, written_at, tenant, scope, owner_id, key, op, version_ids, content_sha256, actor, prev_hash, "
-            "row_hash FROM audit_log ORDER BY rowid", [],
+            "row_hash FROM audit_log ORDER BY rowid",
+            [],
         )
         return [
             AuditRow(
                 seq=int(r[0]),
-                entry=AuditEntry(at=utc(r[1]), tenant=r[2], scope=r[3], owner_id=r[4], key=r[5], op=r[6],
-                                 version_ids=r[7], content_sha256=r[8], actor=r[9]),
-                prev_hash=r[10], row_hash=r[11],
+                entry=AuditEntry(
+                    at=utc(r[1]),
+                    tenant=r[2],
+                    scope=r[3],
+                    owner_id=r[4],
+                    key=r[5],
+                    op=r[6],
+                    version_ids=r[7],
+                    content_sha256=r[8],
+                    actor=r[9],
+                ),
+                prev_hash=r[10],
+                row_hash=r[11],
             )
             for r in rows
         ]

@@ -5,6 +5,7 @@ filter. Times are int64 microseconds since the epoch (null: open-ended). Rows ap
 last ``optimize`` are still found (Lance scans them), only more slowly; ``unindexed_rows`` says
 how many there are.
 """
+
 from __future__ import annotations
 
 import json
@@ -76,14 +77,35 @@ def namespace_key(tenant: str, scope: str, owner_id: str) -> str:
 
 def schema(dim: int) -> pa.Schema:
     text = pa.string()
-    return pa.schema([
-        ("fact_id", text), ("version_id", text), ("namespace", text), ("tenant", text), ("scope", text), ("owner_id", text),
-        ("key", text), ("kind", text), ("memory_type", text), ("status", text), ("source_class", text),
-        ("sensitivity", text), ("valid_at", pa.int64()), ("invalid_at", pa.int64()), ("observed_at", pa.int64()),
-        ("expires_at", pa.int64()), ("created_at", pa.int64()), ("version", pa.int64()),
-        ("reinforcement_count", pa.int64()), ("subject", text), ("text", text), ("value_json", text), ("provenance_json", text),
-        ("live_span", pa.list_(pa.int64(), 3)), ("vector", pa.list_(pa.float32(), dim)),
-    ])
+    return pa.schema(
+        [
+            ("fact_id", text),
+            ("version_id", text),
+            ("namespace", text),
+            ("tenant", text),
+            ("scope", text),
+            ("owner_id", text),
+            ("key", text),
+            ("kind", text),
+            ("memory_type", text),
+            ("status", text),
+            ("source_class", text),
+            ("sensitivity", text),
+            ("valid_at", pa.int64()),
+            ("invalid_at", pa.int64()),
+            ("observed_at", pa.int64()),
+            ("expires_at", pa.int64()),
+            ("created_at", pa.int64()),
+            ("version", pa.int64()),
+            ("reinforcement_count", pa.int64()),
+            ("subject", text),
+            ("text", text),
+            ("value_json", text),
+            ("provenance_json", text),
+            ("live_span", pa.list_(pa.int64(), 3)),
+            ("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
 
 
 class LanceIndex:
@@ -111,14 +133,16 @@ class LanceIndex:
                     f"the index in {self.folder} was built with {meta['embedder']} ({meta['dim']}-d); "
                     f"this run uses {self.embedder_name} ({self.dim}-d). Use the same embedder, or rebuild the "
                     "index with `memcore index rebuild`",
-                    index_embedder=meta["embedder"], embedder=self.embedder_name,
+                    index_embedder=meta["embedder"],
+                    embedder=self.embedder_name,
                 )
 
     def _write_meta(self) -> None:
         """Recorded when a table is made: its embedder, and the file format it was made in."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        (self.folder / META_FILE).write_text(json.dumps({"embedder": self.embedder_name, "dim": self.dim,
-                                                         "file_format": FILE_FORMAT}))
+        (self.folder / META_FILE).write_text(
+            json.dumps({"embedder": self.embedder_name, "dim": self.dim, "file_format": FILE_FORMAT})
+        )
 
     def _file_format(self) -> str | None:
         """The format the table was made in; None for a table made before it was recorded."""
@@ -165,7 +189,7 @@ class LanceIndex:
         if not fact_ids or self.table is None:
             return
         for start in range(0, len(fact_ids), 1000):
-            chunk = fact_ids[start:start + 1000]
+            chunk = fact_ids[start : start + 1000]
             self.table.delete(fact_ids_in(chunk))
 
     def purge_history(self) -> None:
@@ -191,8 +215,9 @@ class LanceIndex:
             self._table = None
             self._source.reset()
         self._write_meta()
-        self._table = self._db.create_table(TABLE, data, schema=self._schema, mode="overwrite",
-                                            storage_options=_NEW_TABLE)
+        self._table = self._db.create_table(
+            TABLE, data, schema=self._schema, mode="overwrite", storage_options=_NEW_TABLE
+        )
         self._ensure_fts()
 
     def _ensure_fts(self) -> None:
@@ -229,12 +254,16 @@ class LanceIndex:
         The namespace, status and kind clauses are answered from bitmaps (on 1M rows the
         namespace lookup took 0.6 ms as a bitmap against 7 ms as a B-tree, which returns every
         matching row id one by one); the time columns keep B-trees for the full filter."""
-        from lancedb.index import BTree, Bitmap
+        from lancedb.index import Bitmap, BTree
 
         existing = {tuple(ix.columns): ix for ix in self.table.list_indices()}
-        for column, config, kind in (("namespace", Bitmap(), "Bitmap"), ("status", Bitmap(), "Bitmap"),
-                                     ("kind", Bitmap(), "Bitmap"), ("valid_at", BTree(), "BTree"),
-                                     ("invalid_at", BTree(), "BTree")):
+        for column, config, kind in (
+            ("namespace", Bitmap(), "Bitmap"),
+            ("status", Bitmap(), "Bitmap"),
+            ("kind", Bitmap(), "Bitmap"),
+            ("valid_at", BTree(), "BTree"),
+            ("invalid_at", BTree(), "BTree"),
+        ):
             old = existing.get((column,))
             if old is not None and old.index_type != kind:
                 self.table.drop_index(old.name)  # a replace of another type would add a second index
@@ -245,8 +274,9 @@ class LanceIndex:
 
         rows = self.table.count_rows()
         partitions = num_partitions or max(1, int(np.sqrt(rows)))
-        self.table.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=partitions),
-                                replace=True)
+        self.table.create_index(
+            "vector", config=IvfFlat(distance_type="cosine", num_partitions=partitions), replace=True
+        )
 
     def upgrade_layout(self) -> bool:
         """Add ``live_span`` to a table written before it existed; True when it did. Rows, row
@@ -258,8 +288,10 @@ class LanceIndex:
 
         output = pa.schema([self._schema.field("live_span")])
         udf = lance.batch_udf(output_schema=output)(
-            lambda batch: pa.RecordBatch.from_arrays([live_spans(*(batch.column(c) for c in SPAN_COLUMNS))],
-                                                     schema=output))
+            lambda batch: pa.RecordBatch.from_arrays(
+                [live_spans(*(batch.column(c) for c in SPAN_COLUMNS))], schema=output
+            )
+        )
         self._source.latest().dataset.add_columns(udf, read_columns=list(SPAN_COLUMNS))
         self._table = None  # opened again, with the new schema
         return True
@@ -280,8 +312,15 @@ class LanceIndex:
         # Converting vectors to Python lists costs more than the search itself: only on request.
         return list(columns) if columns is not None else list(self._row_columns)
 
-    def vector_search(self, vector: np.ndarray, where: str, limit: int, *, columns: Sequence[str] | None = None,
-                      nprobes: int = NPROBES) -> list[dict[str, Any]]:
+    def vector_search(
+        self,
+        vector: np.ndarray,
+        where: str,
+        limit: int,
+        *,
+        columns: Sequence[str] | None = None,
+        nprobes: int = NPROBES,
+    ) -> list[dict[str, Any]]:
         """Nearest rows by cosine under the prefilter ``where``, on the latest version: ``columns``
         (default every column but the vector), ``_distance`` and ``_rowid``. A search reads its
         legs from one ``snapshot()`` instead."""
@@ -290,8 +329,13 @@ class LanceIndex:
             return []
         return snapshot.vector_search(vector, where, limit, self._columns(columns), nprobes=nprobes)
 
-    def hydrate(self, rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None, *,
-                read_at: IndexSnapshot | None = None) -> None:
+    def hydrate(
+        self,
+        rows: Sequence[dict[str, Any]],
+        columns: Sequence[str] | None = None,
+        *,
+        read_at: IndexSnapshot | None = None,
+    ) -> None:
         """Complete leg rows, in place, with ``columns`` (default every column but the vector),
         taken by row id from the latest version. When that is still ``read_at``, the version the
         rows were found in, their row ids name them. Otherwise each row is replaced by its fact's

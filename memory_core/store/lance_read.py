@@ -11,6 +11,7 @@ for the take that completes the hits. Each new search asks for the latest versio
 write made by this process or another one is seen on the next call. A leg asks Lance for row ids
 and scores; the few columns it reads per candidate come from ``ResidentColumns``.
 """
+
 from __future__ import annotations
 
 import threading
@@ -27,8 +28,21 @@ from .lance_resident import ResidentColumns
 # What a hit shows and the last filter check reads (its scope from its own columns, not from the
 # namespace the prefilter matched), beyond the columns its leg row has: taken for the answered
 # rows only.
-HIT_COLUMNS = ("tenant", "scope", "owner_id", "key", "kind", "memory_type", "status", "version_id", "observed_at",
-               "created_at", "text", "value_json", "provenance_json")
+HIT_COLUMNS = (
+    "tenant",
+    "scope",
+    "owner_id",
+    "key",
+    "kind",
+    "memory_type",
+    "status",
+    "version_id",
+    "observed_at",
+    "created_at",
+    "text",
+    "value_json",
+    "provenance_json",
+)
 # A column made from the others when a row is written, so that a search reads fewer columns per
 # candidate (each random read of one column of one row costs about 20 us here, whatever its size;
 # measured 2026-11-29): live_span, [valid_at, invalid_at, expires_at] in one fixed-size list, is
@@ -37,9 +51,25 @@ DERIVED_COLUMNS = ("live_span",)
 # The columns ``ResidentColumns`` holds once a search reads them: what a leg reads per candidate
 # and the narrow ones of a hit. The wide ones (text, value, provenance, key; the vector) are read
 # from the files for the answered rows only.
-RESIDENT_COLUMNS = frozenset({"fact_id", "live_span", "valid_at", "invalid_at", "expires_at", "observed_at",
-                              "subject", "tenant", "scope", "owner_id", "kind", "memory_type", "status",
-                              "version_id", "created_at"})
+RESIDENT_COLUMNS = frozenset(
+    {
+        "fact_id",
+        "live_span",
+        "valid_at",
+        "invalid_at",
+        "expires_at",
+        "observed_at",
+        "subject",
+        "tenant",
+        "scope",
+        "owner_id",
+        "kind",
+        "memory_type",
+        "status",
+        "version_id",
+        "created_at",
+    }
+)
 # The rest of a hit (key, text, value, provenance): read from the files for the answered rows,
 # unless ``prewarm`` loaded them too.
 WIDE_HIT_COLUMNS = tuple(c for c in HIT_COLUMNS if c not in RESIDENT_COLUMNS)
@@ -76,8 +106,9 @@ class IndexSnapshot:
         there (``RESIDENT_COLUMNS``; the vector, which only score fusion asks for, never is)."""
         wanted = self.leg_columns(columns)
         resident = [c for c in wanted if c in RESIDENT_COLUMNS] if self._resident is not None else []
-        table = self.dataset.to_table(columns=[*(c for c in wanted if c not in resident), score], with_row_id=True,
-                                      prefilter=True, **query)
+        table = self.dataset.to_table(
+            columns=[*(c for c in wanted if c not in resident), score], with_row_id=True, prefilter=True, **query
+        )
         columns = {name: table.column(name) for name in table.column_names}
         if resident:
             columns.update(self._resident.gather(self.dataset, table.column("_rowid").to_numpy(), resident))
@@ -89,20 +120,27 @@ class IndexSnapshot:
             return list(columns)
         return list(dict.fromkeys([*(c for c in columns if c not in SPAN_COLUMNS), "live_span"]))
 
-    def vector_search(self, vector: np.ndarray, where: str, limit: int, columns: Sequence[str], *,
-                      nprobes: int) -> list[dict[str, Any]]:
+    def vector_search(
+        self, vector: np.ndarray, where: str, limit: int, columns: Sequence[str], *, nprobes: int
+    ) -> list[dict[str, Any]]:
         """The ``limit`` nearest rows by cosine under the prefilter ``where``, best first, each with
         ``_distance`` (cosine distance) and ``_rowid``. Rows the vector index does not cover yet
         (appended since the last optimize) are compared one by one."""
-        nearest = {"column": "vector", "q": np.asarray(vector, dtype=np.float32), "k": limit, "metric": "cosine",
-                   "nprobes": nprobes}
+        nearest = {
+            "column": "vector",
+            "q": np.asarray(vector, dtype=np.float32),
+            "k": limit,
+            "metric": "cosine",
+            "nprobes": nprobes,
+        }
         return self._leg(columns, "_distance", filter=where, nearest=nearest)
 
     def fts_search(self, text: str, where: str, limit: int, columns: Sequence[str]) -> list[dict[str, Any]]:
         """The ``limit`` best rows by BM25 over ``text`` under the prefilter ``where``, best first,
         each with ``_score`` and ``_rowid``."""
-        return self._leg(columns, "_score", filter=where, limit=limit,
-                         full_text_query={"query": text, "columns": ["text"]})
+        return self._leg(
+            columns, "_score", filter=where, limit=limit, full_text_query={"query": text, "columns": ["text"]}
+        )
 
     def take(self, row_ids: Sequence[int], columns: Sequence[str], *, resident: bool = True) -> list[dict[str, Any]]:
         """Rows by row id, in the order asked. With ``resident`` (for rows this version's legs

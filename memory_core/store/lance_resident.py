@@ -22,6 +22,7 @@ ones 130 MB more. Loading a 1M-row fragment's narrow columns takes about 0.75 s,
 more than ``_EAGER_ROWS`` rows is loaded only once searches have read it ``_LOAD_AFTER`` times
 (until then its rows are read from the files, as a take).
 """
+
 from __future__ import annotations
 
 import threading
@@ -92,14 +93,22 @@ class ResidentColumns:
             if missing:
                 table = fragment.to_table(columns=missing, with_row_id=True, include_deleted_rows=True)
                 if table.num_rows != fragment.metadata.physical_rows:
-                    raise LookupError(f"fragment {fragment_id} read {table.num_rows} rows of "
-                                      f"{fragment.metadata.physical_rows}")
+                    raise LookupError(
+                        f"fragment {fragment_id} read {table.num_rows} rows of {fragment.metadata.physical_rows}"
+                    )
                 columns.update((n, _compact(table.column(n).combine_chunks())) for n in missing)
                 held = self._fragments[fragment_id] = _Fragment(files, columns)
             return held
 
-    def _read(self, dataset: Any, fragment_id: int, row_ids: np.ndarray, offsets: np.ndarray,
-              names: Sequence[str], on_demand: bool) -> list[pa.Array] | None:
+    def _read(
+        self,
+        dataset: Any,
+        fragment_id: int,
+        row_ids: np.ndarray,
+        offsets: np.ndarray,
+        names: Sequence[str],
+        on_demand: bool,
+    ) -> list[pa.Array] | None:
         fragment = dataset.get_fragment(fragment_id)
         if fragment is None:
             raise LookupError(f"fragment {fragment_id} is not in version {dataset.version}")
@@ -116,8 +125,9 @@ class ResidentColumns:
         table = dataset._take_rows(row_ids.tolist(), columns=list(names))
         return [table.column(n).combine_chunks() for n in names]
 
-    def gather(self, dataset: Any, row_ids: np.ndarray, names: Sequence[str], *,
-               on_demand: bool = True) -> dict[str, pa.Array] | None:
+    def gather(
+        self, dataset: Any, row_ids: np.ndarray, names: Sequence[str], *, on_demand: bool = True
+    ) -> dict[str, pa.Array] | None:
         """``names`` of the rows ``row_ids`` (addresses in ``dataset``, rows it has), in the order
         asked. ``on_demand``: a fragment not held is loaded or read from the files (the narrow
         columns); otherwise the answer is None unless every fragment holds ``names`` already

@@ -1,4 +1,5 @@
 """The authoritative store's port: what the Memory tool needs, and nothing engine-specific."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -79,8 +80,14 @@ class VersionStore(Protocol):
         """One row per key of ``namespace``: the fact live at ``as_of`` as believed at ``known_at``."""
         ...
 
-    def apply(self, batch: WriteBatch, *, snapshot: tuple[str, int] | None = None,
-              before_commit: Callable[[], None] | None = None, staged: StagedRows | None = None) -> None:
+    def apply(
+        self,
+        batch: WriteBatch,
+        *,
+        snapshot: tuple[str, int] | None = None,
+        before_commit: Callable[[], None] | None = None,
+        staged: StagedRows | None = None,
+    ) -> None:
         """Append every change's rows (and ``staged``'s) and chain the audit rows: all or nothing
         (``before_commit`` runs inside the transaction; if it raises, nothing is written)."""
         ...

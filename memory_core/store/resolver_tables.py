@@ -4,6 +4,7 @@ A mixin of ``DuckDBStore``. A mark belongs to one written statement (a fact id: 
 changed value is a new fact, so a revision carries its own mark): ``owed`` / ``none`` /
 ``judged`` (``errored`` when judging failed for good).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,16 +37,20 @@ class ResolverTables:
         """(seq, row) of first versions of facts (op set) appended after ``after_seq``."""
         from .schema import COLS, row_to_version
 
-        rows = self._rows(f"SELECT seq, {COLS} FROM memory_versions WHERE seq > ? AND op = 'set' ORDER BY seq LIMIT ?",
-                          [after_seq, limit])
+        rows = self._rows(
+            f"SELECT seq, {COLS} FROM memory_versions WHERE seq > ? AND op = 'set' ORDER BY seq LIMIT ?",
+            [after_seq, limit],
+        )
         return [(int(r[0]), row_to_version(r[1:])) for r in rows]
 
     def put_marks(self, marks: Sequence[tuple], watermark: int, at: datetime) -> None:
         """Record marks (fact_id, namespace, key, sha, seq, mark, reason) and move the watermark."""
         with self._tx() as con:
             for fact_id, ns, key, sha, seq, mark, reason in marks:
-                con.execute("INSERT INTO resolver_marks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, false)",
-                            [fact_id, ns.tenant, ns.scope.value, ns.owner_id, key, sha, seq, mark, reason, at])
+                con.execute(
+                    "INSERT INTO resolver_marks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, false)",
+                    [fact_id, ns.tenant, ns.scope.value, ns.owner_id, key, sha, seq, mark, reason, at],
+                )
             con.execute("INSERT OR REPLACE INTO meta VALUES ('resolver_seq', ?)", [str(watermark)])
 
     def owed_marks(self, limit: int, skip_tenants: Sequence[str] = ()) -> list[Mark]:
@@ -54,9 +59,12 @@ class ResolverTables:
             "SELECT fact_id, tenant, scope, owner_id, key, content_sha256, seq, mark, reason, attempts FROM ("
             " SELECT *, row_number() OVER (PARTITION BY tenant, scope, owner_id ORDER BY seq DESC) AS turn"
             " FROM resolver_marks WHERE mark = 'owed' AND NOT list_contains(?, tenant))"
-            " ORDER BY turn, tenant, scope, owner_id LIMIT ?", [list(skip_tenants), limit])
-        return [Mark(r[0], Namespace(r[1], Scope(r[2]), r[3]), r[4], r[5], int(r[6]), r[7], r[8], int(r[9]))
-                for r in rows]
+            " ORDER BY turn, tenant, scope, owner_id LIMIT ?",
+            [list(skip_tenants), limit],
+        )
+        return [
+            Mark(r[0], Namespace(r[1], Scope(r[2]), r[3]), r[4], r[5], int(r[6]), r[7], r[8], int(r[9])) for r in rows
+        ]
 
     def mark_of(self, fact_id: str) -> str | None:
         found = self._rows("SELECT mark FROM resolver_marks WHERE fact_id = ?", [fact_id])
@@ -64,18 +72,42 @@ class ResolverTables:
 
     def stamp(self, fact_id: str, mark: str, at: datetime, *, errored: bool = False, attempt: bool = False) -> None:
         with self._tx() as con:
-            con.execute("UPDATE resolver_marks SET mark = ?, judged_at = ?, errored = ?, "
-                        "attempts = attempts + ? WHERE fact_id = ?", [mark, at, errored, int(attempt), fact_id])
+            con.execute(
+                "UPDATE resolver_marks SET mark = ?, judged_at = ?, errored = ?, "
+                "attempts = attempts + ? WHERE fact_id = ?",
+                [mark, at, errored, int(attempt), fact_id],
+            )
 
     def record_resolution(self, record: dict[str, Any]) -> None:
-        cols = ("record_id", "tenant", "scope", "owner_id", "action", "judged_fact", "peer_fact", "peer_key",
-                "verdict", "confidence", "judge", "recorded_at", "reason")
+        cols = (
+            "record_id",
+            "tenant",
+            "scope",
+            "owner_id",
+            "action",
+            "judged_fact",
+            "peer_fact",
+            "peer_key",
+            "verdict",
+            "confidence",
+            "judge",
+            "recorded_at",
+            "reason",
+        )
         with self._tx() as con:
-            con.execute(f"INSERT INTO resolver_records VALUES ({', '.join('?' * len(cols))})", [record[c] for c in cols])
+            con.execute(
+                f"INSERT INTO resolver_records VALUES ({', '.join('?' * len(cols))})", [record[c] for c in cols]
+            )
 
     def resolver_records(self, namespace: Namespace | None = None) -> list[dict[str, Any]]:
-        where, params = ("TRUE", []) if namespace is None else (
-            "tenant = ? AND scope = ? AND owner_id = ?", [namespace.tenant, namespace.scope.value, namespace.owner_id])
+        where, params = (
+            ("TRUE", [])
+            if namespace is None
+            else (
+                "tenant = ? AND scope = ? AND owner_id = ?",
+                [namespace.tenant, namespace.scope.value, namespace.owner_id],
+            )
+        )
         return self.query(f"SELECT * FROM resolver_records WHERE {where} ORDER BY recorded_at, record_id", params)
 
     def mark_counts(self) -> dict[str, int]:
@@ -86,17 +118,24 @@ class ResolverTables:
     def add_spend(self, ns: Namespace, day: date, purpose: str, cost_usd: float) -> None:
         with self._tx() as con:
             params = [ns.tenant, ns.scope.value, ns.owner_id, day, purpose]
-            found = con.execute("SELECT 1 FROM llm_spend WHERE tenant = ? AND scope = ? AND owner_id = ? AND day = ? "
-                                "AND purpose = ?", params).fetchall()
+            found = con.execute(
+                "SELECT 1 FROM llm_spend WHERE tenant = ? AND scope = ? AND owner_id = ? AND day = ? AND purpose = ?",
+                params,
+            ).fetchall()
             if found:
-                con.execute("UPDATE llm_spend SET calls = calls + 1, cost_usd = cost_usd + ? WHERE tenant = ? AND "
-                            "scope = ? AND owner_id = ? AND day = ? AND purpose = ?", [cost_usd, *params])
+                con.execute(
+                    "UPDATE llm_spend SET calls = calls + 1, cost_usd = cost_usd + ? WHERE tenant = ? AND "
+                    "scope = ? AND owner_id = ? AND day = ? AND purpose = ?",
+                    [cost_usd, *params],
+                )
             else:
                 con.execute("INSERT INTO llm_spend VALUES (?, ?, ?, ?, ?, 1, ?)", [*params, cost_usd])
 
     def spend(self, ns: Namespace, day: date, purpose: str | None = None) -> float:
-        sql = ("SELECT coalesce(sum(cost_usd), 0) FROM llm_spend WHERE tenant = ? AND scope = ? AND owner_id = ? "
-               "AND day = ?")
+        sql = (
+            "SELECT coalesce(sum(cost_usd), 0) FROM llm_spend WHERE tenant = ? AND scope = ? AND owner_id = ? "
+            "AND day = ?"
+        )
         params: list[Any] = [ns.tenant, ns.scope.value, ns.owner_id, day]
         if purpose is not None:
             sql, params = sql + " AND purpose = ?", [*params, purpose]
@@ -109,9 +148,14 @@ class ResolverTables:
             con.execute("INSERT INTO erasures VALUES (?, ?, ?, ?)", [tenant, status, at, at])
 
     def erasure_under_way(self, tenant: str) -> bool:
-        return bool(self._rows("SELECT 1 FROM erasures WHERE tenant = ? AND list_contains(?, status)",
-                               [tenant, list(ERASURE_ACTIVE)]))
+        return bool(
+            self._rows(
+                "SELECT 1 FROM erasures WHERE tenant = ? AND list_contains(?, status)", [tenant, list(ERASURE_ACTIVE)]
+            )
+        )
 
     def tenants_under_erasure(self) -> list[str]:
-        return [r[0] for r in self._rows("SELECT tenant FROM erasures WHERE list_contains(?, status)",
-                                         [list(ERASURE_ACTIVE)])]
+        return [
+            r[0]
+            for r in self._rows("SELECT tenant FROM erasures WHERE list_contains(?, status)", [list(ERASURE_ACTIVE)])
+        ]

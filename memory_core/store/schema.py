@@ -1,4 +1,5 @@
 """The DuckDB schema of the memory home, its migrations, and the row <-> record mapping."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,8 @@ from typing import Any, Callable, Sequence
 
 import duckdb
 
-from ..identity import Scope
 from ..graph.model import Relation
+from ..identity import Scope
 from ..model import FactVersion, Kind, Op, Provenance, Status
 
 SCHEMA_VERSION = "4"
@@ -17,15 +18,56 @@ SCHEMA_VERSION = "4"
 # Columns a query filters or orders on. Everything else about a version lives in ``attrs``
 # (one JSON column): each physical column costs a point write about 0.05 ms in DuckDB.
 VERSION_COLUMNS = (
-    "seq", "id", "fact_id", "tenant", "scope", "owner_id", "key", "value_json", "content_sha256", "kind",
-    "memory_type", "status", "op", "version", "change_id", "observed_at", "valid_at", "invalid_at",
-    "created_at", "superseded_by", "source_class", "sensitivity", "expires_at", "audit_seq", "attrs",
+    "seq",
+    "id",
+    "fact_id",
+    "tenant",
+    "scope",
+    "owner_id",
+    "key",
+    "value_json",
+    "content_sha256",
+    "kind",
+    "memory_type",
+    "status",
+    "op",
+    "version",
+    "change_id",
+    "observed_at",
+    "valid_at",
+    "invalid_at",
+    "created_at",
+    "superseded_by",
+    "source_class",
+    "sensitivity",
+    "expires_at",
+    "audit_seq",
+    "attrs",
 )
 COLS = ", ".join(VERSION_COLUMNS)
-ATTRS = ("reinforcement_count", "changed_by", "subject", "index_context", "on_expire", "locked", "pinned",
-         "confidence", "conflict_with", "prov_tenant", "prov_session", "prov_run", "prov_agent", "prov_model",
-         "prov_source_quote", "prov_origin", "prov_actor", "relations", "prov_source_turn", "prov_source_span",
-         "prov_compaction_generation")
+ATTRS = (
+    "reinforcement_count",
+    "changed_by",
+    "subject",
+    "index_context",
+    "on_expire",
+    "locked",
+    "pinned",
+    "confidence",
+    "conflict_with",
+    "prov_tenant",
+    "prov_session",
+    "prov_run",
+    "prov_agent",
+    "prov_model",
+    "prov_source_quote",
+    "prov_origin",
+    "prov_actor",
+    "relations",
+    "prov_source_turn",
+    "prov_source_span",
+    "prov_compaction_generation",
+)
 _JSON_ATTRS = ("relations", "prov_source_span")  # staged as JSON text, stored as JSON
 
 DDL = """
@@ -171,63 +213,137 @@ def row_to_version(row: Sequence[Any]) -> FactVersion:
     r = dict(zip(VERSION_COLUMNS, row))
     a = json.loads(r["attrs"])
     return FactVersion(
-        id=r["id"], fact_id=r["fact_id"], tenant=r["tenant"], scope=Scope(r["scope"]), owner_id=r["owner_id"],
-        key=r["key"], value_json=r["value_json"], content_sha256=r["content_sha256"], kind=Kind(r["kind"]),
-        memory_type=r["memory_type"], status=Status(r["status"]), op=Op(r["op"]), version=int(r["version"]),
-        change_id=r["change_id"], observed_at=utc(r["observed_at"]), valid_at=utc(r["valid_at"]),
-        invalid_at=utc(r["invalid_at"]), created_at=utc(r["created_at"]), superseded_by=r["superseded_by"],
+        id=r["id"],
+        fact_id=r["fact_id"],
+        tenant=r["tenant"],
+        scope=Scope(r["scope"]),
+        owner_id=r["owner_id"],
+        key=r["key"],
+        value_json=r["value_json"],
+        content_sha256=r["content_sha256"],
+        kind=Kind(r["kind"]),
+        memory_type=r["memory_type"],
+        status=Status(r["status"]),
+        op=Op(r["op"]),
+        version=int(r["version"]),
+        change_id=r["change_id"],
+        observed_at=utc(r["observed_at"]),
+        valid_at=utc(r["valid_at"]),
+        invalid_at=utc(r["invalid_at"]),
+        created_at=utc(r["created_at"]),
+        superseded_by=r["superseded_by"],
         reinforcement_count=int(a["reinforcement_count"]),
         provenance=Provenance(
-            tenant=a["prov_tenant"], session=a["prov_session"], run=a["prov_run"], agent=a["prov_agent"],
-            model=a["prov_model"], source_quote=a["prov_source_quote"], origin=a["prov_origin"],
-            actor=a["prov_actor"], source_turn=a.get("prov_source_turn"),
+            tenant=a["prov_tenant"],
+            session=a["prov_session"],
+            run=a["prov_run"],
+            agent=a["prov_agent"],
+            model=a["prov_model"],
+            source_quote=a["prov_source_quote"],
+            origin=a["prov_origin"],
+            actor=a["prov_actor"],
+            source_turn=a.get("prov_source_turn"),
             source_span=tuple(a["prov_source_span"]) if a.get("prov_source_span") else None,
             compaction_generation=a.get("prov_compaction_generation"),
         ),
-        changed_by=a["changed_by"], subject=a["subject"], index_context=a["index_context"],
-        source_class=r["source_class"], sensitivity=r["sensitivity"], expires_at=utc(r["expires_at"]),
-        on_expire=a["on_expire"], locked=bool(a["locked"]), pinned=bool(a["pinned"]),
-        confidence=float(a["confidence"]), conflict_with=tuple(a["conflict_with"]),
+        changed_by=a["changed_by"],
+        subject=a["subject"],
+        index_context=a["index_context"],
+        source_class=r["source_class"],
+        sensitivity=r["sensitivity"],
+        expires_at=utc(r["expires_at"]),
+        on_expire=a["on_expire"],
+        locked=bool(a["locked"]),
+        pinned=bool(a["pinned"]),
+        confidence=float(a["confidence"]),
+        conflict_with=tuple(a["conflict_with"]),
         relations=tuple(Relation.from_json(r) for r in a.get("relations") or ()),
     )
 
 
 def attrs_json(v: FactVersion) -> str:
     p = v.provenance
-    return json.dumps({
-        "reinforcement_count": v.reinforcement_count, "changed_by": v.changed_by, "subject": v.subject,
-        "index_context": v.index_context, "on_expire": v.on_expire, "locked": v.locked, "pinned": v.pinned,
-        "confidence": v.confidence, "conflict_with": list(v.conflict_with), "prov_tenant": p.tenant,
-        "prov_session": p.session, "prov_run": p.run, "prov_agent": p.agent, "prov_model": p.model,
-        "prov_source_quote": p.source_quote, "prov_origin": p.origin, "prov_actor": p.actor,
-        "relations": [r.to_json() for r in v.relations], "prov_source_turn": p.source_turn,
-        "prov_source_span": list(p.source_span) if p.source_span else None,
-        "prov_compaction_generation": p.compaction_generation,
-    }, ensure_ascii=False)
+    return json.dumps(
+        {
+            "reinforcement_count": v.reinforcement_count,
+            "changed_by": v.changed_by,
+            "subject": v.subject,
+            "index_context": v.index_context,
+            "on_expire": v.on_expire,
+            "locked": v.locked,
+            "pinned": v.pinned,
+            "confidence": v.confidence,
+            "conflict_with": list(v.conflict_with),
+            "prov_tenant": p.tenant,
+            "prov_session": p.session,
+            "prov_run": p.run,
+            "prov_agent": p.agent,
+            "prov_model": p.model,
+            "prov_source_quote": p.source_quote,
+            "prov_origin": p.origin,
+            "prov_actor": p.actor,
+            "relations": [r.to_json() for r in v.relations],
+            "prov_source_turn": p.source_turn,
+            "prov_source_span": list(p.source_span) if p.source_span else None,
+            "prov_compaction_generation": p.compaction_generation,
+        },
+        ensure_ascii=False,
+    )
 
 
 def version_params(seq: int, v: FactVersion, audit_seq: int | None) -> list[Any]:
     return [
-        seq, v.id, v.fact_id, v.tenant, v.scope.value, v.owner_id, v.key, v.value_json, v.content_sha256,
-        v.kind.value, v.memory_type, v.status.value, v.op.value, v.version, v.change_id, v.observed_at,
-        v.valid_at, v.invalid_at, v.created_at, v.superseded_by, v.source_class, v.sensitivity, v.expires_at,
-        audit_seq, attrs_json(v),
+        seq,
+        v.id,
+        v.fact_id,
+        v.tenant,
+        v.scope.value,
+        v.owner_id,
+        v.key,
+        v.value_json,
+        v.content_sha256,
+        v.kind.value,
+        v.memory_type,
+        v.status.value,
+        v.op.value,
+        v.version,
+        v.change_id,
+        v.observed_at,
+        v.valid_at,
+        v.invalid_at,
+        v.created_at,
+        v.superseded_by,
+        v.source_class,
+        v.sensitivity,
+        v.expires_at,
+        audit_seq,
+        attrs_json(v),
     ]
-
 
 
 # Bulk insert: the attrs JSON is built by DuckDB from staged columns (one vectorized pass)
 # rather than by json.dumps per row.
-STAGED_INSERT = (f"INSERT INTO memory_versions ({COLS}) SELECT "
-                 + ", ".join(c for c in VERSION_COLUMNS if c != "attrs")
-                 + ", json_object(" + ", ".join(f"'{a}', json({a})" if a in _JSON_ATTRS else f"'{a}', {a}" for a in ATTRS)
-                 + ")::VARCHAR FROM {source}")
+STAGED_INSERT = (
+    f"INSERT INTO memory_versions ({COLS}) SELECT "
+    + ", ".join(c for c in VERSION_COLUMNS if c != "attrs")
+    + ", json_object("
+    + ", ".join(f"'{a}', json({a})" if a in _JSON_ATTRS else f"'{a}', {a}" for a in ATTRS)
+    + ")::VARCHAR FROM {source}"
+)
 
 
-_PROVENANCE_ATTRS = {"prov_tenant": "tenant", "prov_session": "session", "prov_run": "run", "prov_agent": "agent",
-                     "prov_model": "model", "prov_source_quote": "source_quote", "prov_origin": "origin",
-                     "prov_actor": "actor", "prov_source_turn": "source_turn",
-                     "prov_compaction_generation": "compaction_generation"}
+_PROVENANCE_ATTRS = {
+    "prov_tenant": "tenant",
+    "prov_session": "session",
+    "prov_run": "run",
+    "prov_agent": "agent",
+    "prov_model": "model",
+    "prov_source_quote": "source_quote",
+    "prov_origin": "origin",
+    "prov_actor": "actor",
+    "prov_source_turn": "source_turn",
+    "prov_compaction_generation": "compaction_generation",
+}
 
 
 def arrow_versions(first_seq: int, rows: Sequence[FactVersion], audit_seq: int | None = None) -> Any:
@@ -242,8 +358,10 @@ def arrow_versions(first_seq: int, rows: Sequence[FactVersion], audit_seq: int |
         if name == "conflict_with":
             return [list(r.conflict_with) for r in rows]
         if name == "relations":
-            return [json.dumps([x.to_json() for x in r.relations], ensure_ascii=False) if r.relations else "[]"
-                    for r in rows]
+            return [
+                json.dumps([x.to_json() for x in r.relations], ensure_ascii=False) if r.relations else "[]"
+                for r in rows
+            ]
         if name in _PROVENANCE_ATTRS or name == "prov_source_span":
             return provenance_column(name, provenances, shared)
         return list(map(attrgetter(name), rows))
@@ -268,12 +386,27 @@ def staged_table(first_seq: int, audit_seq: int | None, n: int, values: Callable
     import pyarrow as pa
 
     ts = pa.timestamp("us", tz="UTC")
-    types = {"seq": pa.int64(), "version": pa.int64(), "observed_at": ts, "valid_at": ts, "invalid_at": ts,
-             "created_at": ts, "expires_at": ts, "audit_seq": pa.int64(), "reinforcement_count": pa.int64(),
-             "locked": pa.bool_(),
-             "pinned": pa.bool_(), "confidence": pa.float64(), "conflict_with": pa.list_(pa.string()),
-             "prov_compaction_generation": pa.int64()}
+    types = {
+        "seq": pa.int64(),
+        "version": pa.int64(),
+        "observed_at": ts,
+        "valid_at": ts,
+        "invalid_at": ts,
+        "created_at": ts,
+        "expires_at": ts,
+        "audit_seq": pa.int64(),
+        "reinforcement_count": pa.int64(),
+        "locked": pa.bool_(),
+        "pinned": pa.bool_(),
+        "confidence": pa.float64(),
+        "conflict_with": pa.list_(pa.string()),
+        "prov_compaction_generation": pa.int64(),
+    }
     given = {"seq": lambda: range(first_seq, first_seq + n), "audit_seq": lambda: [audit_seq] * n}
     names = [c for c in VERSION_COLUMNS if c != "attrs"] + list(ATTRS)
-    return pa.table({name: pa.array(given[name]() if name in given else values(name),
-                                    type=types.get(name, pa.string())) for name in names})
+    return pa.table(
+        {
+            name: pa.array(given[name]() if name in given else values(name), type=types.get(name, pa.string()))
+            for name in names
+        }
+    )

@@ -2,6 +2,7 @@
 
 A mixin of ``DuckDBStore``: it uses the store's connection, transaction and audit chain.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,33 +19,43 @@ class SettingsTables:
         rows = self._rows("SELECT memory_type, config_json FROM write_config WHERE tenant = ?", [tenant])
         return {memory_type: json.loads(body) for memory_type, body in rows}
 
-    def put_write_config(self, tenant: str, memory_type: str, config: dict[str, Any], at: datetime,
-                         audit: AuditEntry) -> None:
+    def put_write_config(
+        self, tenant: str, memory_type: str, config: dict[str, Any], at: datetime, audit: AuditEntry
+    ) -> None:
         with self._tx() as con:
             con.execute("DELETE FROM write_config WHERE tenant = ? AND memory_type = ?", [tenant, memory_type])
-            con.execute("INSERT INTO write_config VALUES (?, ?, ?, ?)",
-                        [tenant, memory_type, json.dumps(config, sort_keys=True), at])
+            con.execute(
+                "INSERT INTO write_config VALUES (?, ?, ?, ?)",
+                [tenant, memory_type, json.dumps(config, sort_keys=True), at],
+            )
             head = self._chain_audit(con, [audit])
         self._audit_head = head
 
     def snapshot_restored(self, snapshot_id: str, namespace: Namespace) -> bool:
-        return bool(self._rows("SELECT 1 FROM snapshots_restored WHERE snapshot_id = ? AND tenant = ? AND scope = ? "
-                               "AND owner_id = ?", [snapshot_id, namespace.tenant, namespace.scope.value,
-                                                    namespace.owner_id]))
+        return bool(
+            self._rows(
+                "SELECT 1 FROM snapshots_restored WHERE snapshot_id = ? AND tenant = ? AND scope = ? AND owner_id = ?",
+                [snapshot_id, namespace.tenant, namespace.scope.value, namespace.owner_id],
+            )
+        )
 
     def ontology(self, tenant: str) -> tuple[int, str] | None:
         """The tenant's newest ontology: (version, markdown)."""
-        rows = self._rows("SELECT version, markdown FROM ontologies WHERE tenant = ? ORDER BY version DESC LIMIT 1",
-                          [tenant])
+        rows = self._rows(
+            "SELECT version, markdown FROM ontologies WHERE tenant = ? ORDER BY version DESC LIMIT 1", [tenant]
+        )
         return (int(rows[0][0]), rows[0][1]) if rows else None
 
-    def put_ontology(self, tenant: str, markdown: str, sha256: str, at: datetime, actor: str,
-                     audit: AuditEntry) -> int:
+    def put_ontology(self, tenant: str, markdown: str, sha256: str, at: datetime, actor: str, audit: AuditEntry) -> int:
         """Append a new version of the tenant's ontology (earlier versions are kept)."""
         with self._tx() as con:
-            found = con.execute("SELECT coalesce(max(version), 0) FROM ontologies WHERE tenant = ?", [tenant]).fetchall()
+            found = con.execute(
+                "SELECT coalesce(max(version), 0) FROM ontologies WHERE tenant = ?", [tenant]
+            ).fetchall()
             version = int(found[0][0]) + 1
-            con.execute("INSERT INTO ontologies VALUES (?, ?, ?, ?, ?, ?)", [tenant, version, markdown, sha256, at, actor])
+            con.execute(
+                "INSERT INTO ontologies VALUES (?, ?, ?, ?, ?, ?)", [tenant, version, markdown, sha256, at, actor]
+            )
             head = self._chain_audit(con, [audit])
         self._audit_head = head
         return version

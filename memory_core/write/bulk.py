@@ -6,6 +6,7 @@ verdicts plus intra-batch pairs, and one transaction: every row lands or none do
 entries nothing judges are carried as columns (``bulk_tail``), their vectors made on a worker
 beside the reading and the insert (``bulk_vectors``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,8 +18,15 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import (Blacklisted, CharLimitExceeded, InvalidInput, KeyHoldsFact, Locked, PinnedConflict,
-                      PreconditionFailed)
+from ..errors import (
+    Blacklisted,
+    CharLimitExceeded,
+    InvalidInput,
+    KeyHoldsFact,
+    Locked,
+    PinnedConflict,
+    PreconditionFailed,
+)
 from ..identity import Namespace
 from ..indexing import NewRows
 from ..model import FactVersion
@@ -46,13 +54,13 @@ def import_key(text: str) -> str:
 @dataclass(frozen=True, slots=True)
 class BulkResult:
     written: tuple[FactVersion, ...]
-    verdicts: dict[str, str]                     # key -> created | superseded | restated | merged | ...
+    verdicts: dict[str, str]  # key -> created | superseded | restated | merged | ...
     skipped_unchanged: tuple[str, ...] = ()
     skipped_pinned: tuple[str, ...] = ()
     skipped_locked: tuple[str, ...] = ()
     skipped_blacklisted: tuple[str, ...] = ()
-    rejected: tuple[str, ...] = ()               # a pinned peer refused the entry
-    left_as_is: tuple[str, ...] = ()             # import: the key's newest version is not live
+    rejected: tuple[str, ...] = ()  # a pinned peer refused the entry
+    left_as_is: tuple[str, ...] = ()  # import: the key's newest version is not live
     peer_checked: int = 0
     peer_check_skipped: int = 0
     dry_run: bool = False
@@ -62,11 +70,17 @@ class BulkResult:
         for verdict in self.verdicts.values():
             counts[verdict] = counts.get(verdict, 0) + 1
         return {
-            "rows_written": len(self.written), "verdicts": counts, "dry_run": self.dry_run,
-            "skipped_unchanged": list(self.skipped_unchanged), "skipped_pinned": list(self.skipped_pinned),
-            "skipped_locked": list(self.skipped_locked), "skipped_blacklisted": list(self.skipped_blacklisted),
-            "rejected": list(self.rejected), "left_as_is": list(self.left_as_is),
-            "peer_checked": self.peer_checked, "peer_check_skipped": self.peer_check_skipped,
+            "rows_written": len(self.written),
+            "verdicts": counts,
+            "dry_run": self.dry_run,
+            "skipped_unchanged": list(self.skipped_unchanged),
+            "skipped_pinned": list(self.skipped_pinned),
+            "skipped_locked": list(self.skipped_locked),
+            "skipped_blacklisted": list(self.skipped_blacklisted),
+            "rejected": list(self.rejected),
+            "left_as_is": list(self.left_as_is),
+            "peer_checked": self.peer_checked,
+            "peer_check_skipped": self.peer_check_skipped,
         }
 
 
@@ -97,13 +111,24 @@ def _unchanged(state: SetState) -> bool:
         return False
     r = state.request
     prior = next(s for s in state.states if s.fact_id == state.plan.restates)
-    return ((r.sensitivity is None or r.sensitivity == prior.sensitivity) and (not r.pin or prior.pinned)
-            and r.ttl_seconds is None and (not r.relations or r.relations == prior.relations))
+    return (
+        (r.sensitivity is None or r.sensitivity == prior.sensitivity)
+        and (not r.pin or prior.pinned)
+        and r.ttl_seconds is None
+        and (not r.relations or r.relations == prior.relations)
+    )
 
 
-def run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], *, check_cap: int | None = None,
-             dry_run: bool = False, operation: str = "bulk_set",
-             snapshot: tuple[str, int] | None = None, extra: Sequence[FactVersion] = ()) -> BulkResult:
+def run_bulk(
+    ctx: WriteContext,
+    requests: Sequence[SetRequest],
+    *,
+    check_cap: int | None = None,
+    dry_run: bool = False,
+    operation: str = "bulk_set",
+    snapshot: tuple[str, int] | None = None,
+    extra: Sequence[FactVersion] = (),
+) -> BulkResult:
     """``extra``: rows the caller decided on other keys (a document's stale chunks retired), written
     in the same transaction."""
     if not requests:
@@ -121,9 +146,17 @@ def run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], *, check_cap: in
             gc.enable()
 
 
-def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: int, skipped: dict[str, list[str]],
-              dry_run: bool, operation: str, snapshot: tuple[str, int] | None,
-              extra: Sequence[FactVersion]) -> BulkResult:
+def _run_bulk(
+    ctx: WriteContext,
+    requests: Sequence[SetRequest],
+    config,
+    cap: int,
+    skipped: dict[str, list[str]],
+    dry_run: bool,
+    operation: str,
+    snapshot: tuple[str, int] | None,
+    extra: Sequence[FactVersion],
+) -> BulkResult:
     namespace = requests[0].namespace
     named = Counter(r.key for r in requests)
     with ctx.store.locked():
@@ -136,11 +169,17 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
         to_judge = cap if ctx.embedder is not None and ctx.peers is not None else 0
         for index, request in enumerate(requests):
             try:
-                if request.if_match_sha256 is None and request.key not in overlay.changed \
-                        and not ctx.store.has_key(namespace, request.key):
+                if (
+                    request.if_match_sha256 is None
+                    and request.key not in overlay.changed
+                    and not ctx.store.has_key(namespace, request.key)
+                ):
                     parts = _fresh_parts(config, request, windows)
-                    if named[request.key] == 1 and not request.relations and _to_tail(
-                            tail, tail_vectors, ctx, config, request, parts, to_judge):
+                    if (
+                        named[request.key] == 1
+                        and not request.relations
+                        and _to_tail(tail, tail_vectors, ctx, config, request, parts, to_judge)
+                    ):
                         continue
                     entry: SetState | _Fresh = _fresh_entry(ctx, config, request, *parts)
                 else:
@@ -155,7 +194,8 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
                 skipped["blacklisted"].append(request.key)
                 continue
             except (CharLimitExceeded, KeyHoldsFact, PreconditionFailed, InvalidInput) as exc:
-                raise label_entry(exc, index)
+                label_entry(exc, index)
+                raise
             if entry.rows == ():  # the stored (or earlier batch) bytes again, adding nothing
                 skipped["unchanged"].append(request.key)
                 continue
@@ -189,8 +229,10 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
             digest = hashlib.sha256(",".join(ids).encode()).hexdigest()
             actor = requests[0].provenance.actor
             at = max([requests[0].now, *(r.created_at for r in written), *([tail.latest_now()] if tail.count else [])])
-            audit = dataclasses.replace(audit_entry(namespace, "*", operation, (), None, actor, at),
-                                        version_ids=f"{len(ids)} rows sha256:{digest}")
+            audit = dataclasses.replace(
+                audit_entry(namespace, "*", operation, (), None, actor, at),
+                version_ids=f"{len(ids)} rows sha256:{digest}",
+            )
             # The entries no peer check needed are embedded on a worker while the rows are
             # written; the transaction commits only once they are, so a failed call writes nothing.
             if ctx.projector is not None and tail.embedded:
@@ -198,16 +240,20 @@ def _run_bulk(ctx: WriteContext, requests: Sequence[SetRequest], config, cap: in
                 vectors.embed_rest(lambda texts, matrix: tail.index_table(texts, matrix, dim))
             else:
                 vectors.embed_rest()
-            ctx.store.apply(WriteBatch(tuple(KeyChange(namespace, k, tuple(v)) for k, v in by_key.items()),
-                                       (audit,)), snapshot=snapshot, before_commit=vectors.wait,
-                            staged=tail if tail.count else None)
+            ctx.store.apply(
+                WriteBatch(tuple(KeyChange(namespace, k, tuple(v)) for k, v in by_key.items()), (audit,)),
+                snapshot=snapshot,
+                before_commit=vectors.wait,
+                staged=tail if tail.count else None,
+            )
             # Still under the lock: no other write may miss the tail's keys in the cache.
             tail_rows = _land(ctx, namespace, written, judged, tail, vectors)
     return _result((*written, *tail_rows), verdicts, skipped, checked, unchecked)
 
 
-def _to_tail(tail: Tail, tail_vectors: TailVectors, ctx: WriteContext, config, request: SetRequest, parts: tuple,
-             to_judge: int) -> bool:
+def _to_tail(
+    tail: Tail, tail_vectors: TailVectors, ctx: WriteContext, config, request: SetRequest, parts: tuple, to_judge: int
+) -> bool:
     """Keep a fresh entry as columns unless the peer check would judge it."""
     memory_type, type_config, prepared, sha, on_expire = parts
     embedded = phases.is_embedded(type_config, prepared.sensitivity)
@@ -221,8 +267,14 @@ def _to_tail(tail: Tail, tail_vectors: TailVectors, ctx: WriteContext, config, r
     return True
 
 
-def _land(ctx: WriteContext, namespace: Namespace, written: list[FactVersion], judged: Sequence[SetState | _Fresh],
-          tail: Tail, vectors: BatchVectors) -> list[FactVersion]:
+def _land(
+    ctx: WriteContext,
+    namespace: Namespace,
+    written: list[FactVersion],
+    judged: Sequence[SetState | _Fresh],
+    tail: Tail,
+    vectors: BatchVectors,
+) -> list[FactVersion]:
     """After the commit: one index write for the batch's new facts (the row states' and the
     tail's, whose rows the worker built beside the insert), during which the tail's row objects
     are built and cached here; then the peer cache. Answers the tail's rows."""
@@ -239,23 +291,42 @@ def _land(ctx: WriteContext, namespace: Namespace, written: list[FactVersion], j
         if ctx.projector is not None:
             ctx.projector.flush()
         return rows
-    ctx.projector.flush(NewRows(len(tail.embedded), vectors.tail_rows, lambda: [rows[i] for i in tail.embedded],
-                                build_rows))
+    ctx.projector.flush(
+        NewRows(len(tail.embedded), vectors.tail_rows, lambda: [rows[i] for i in tail.embedded], build_rows)
+    )
     _, _, value_vectors = vectors.of_tail
     if ctx.peers is not None:
         facts = tail.facts()
-        ctx.peers.put_rows(tail.namespace, [tail.ids[tail.embedded[n]] for n in facts],
-                           [tail.requests[tail.embedded[n]].key for n in facts],
-                           value_vectors if len(facts) == len(value_vectors) else value_vectors[facts])
+        ctx.peers.put_rows(
+            tail.namespace,
+            [tail.ids[tail.embedded[n]] for n in facts],
+            [tail.requests[tail.embedded[n]].key for n in facts],
+            value_vectors if len(facts) == len(value_vectors) else value_vectors[facts],
+        )
     return rows
 
 
-def _result(written: tuple[FactVersion, ...], verdicts: dict[str, str], skipped: dict[str, list[str]],
-            checked: int, unchecked: int, *, dry_run: bool = False) -> BulkResult:
-    return BulkResult(written, verdicts, skipped_unchanged=tuple(skipped["unchanged"]),
-                      skipped_pinned=tuple(skipped["pinned"]), skipped_locked=tuple(skipped["locked"]),
-                      skipped_blacklisted=tuple(skipped["blacklisted"]), rejected=tuple(skipped["rejected"]),
-                      peer_checked=checked, peer_check_skipped=unchecked, dry_run=dry_run)
+def _result(
+    written: tuple[FactVersion, ...],
+    verdicts: dict[str, str],
+    skipped: dict[str, list[str]],
+    checked: int,
+    unchecked: int,
+    *,
+    dry_run: bool = False,
+) -> BulkResult:
+    return BulkResult(
+        written,
+        verdicts,
+        skipped_unchanged=tuple(skipped["unchanged"]),
+        skipped_pinned=tuple(skipped["pinned"]),
+        skipped_locked=tuple(skipped["locked"]),
+        skipped_blacklisted=tuple(skipped["blacklisted"]),
+        rejected=tuple(skipped["rejected"]),
+        peer_checked=checked,
+        peer_check_skipped=unchecked,
+        dry_run=dry_run,
+    )
 
 
 @dataclass(slots=True)
@@ -286,9 +357,25 @@ class _Fresh:
 
     def as_state(self) -> SetState:
         p = self.prepared
-        return SetState(self.request, self.config, self.memory_type, None, self.type_config, (), 0, None, self.plan,
-                        p.expires_at, self.on_expire, self.content_sha256, p.text, p.sensitivity, p.source_class,
-                        self.request.now, self.rows)
+        return SetState(
+            self.request,
+            self.config,
+            self.memory_type,
+            None,
+            self.type_config,
+            (),
+            0,
+            None,
+            self.plan,
+            p.expires_at,
+            self.on_expire,
+            self.content_sha256,
+            p.text,
+            p.sensitivity,
+            p.source_class,
+            self.request.now,
+            self.rows,
+        )
 
 
 def _fresh_parts(config, request: SetRequest, windows: dict[tuple, tuple]) -> tuple:
@@ -307,10 +394,19 @@ def _fresh_parts(config, request: SetRequest, windows: dict[tuple, tuple]) -> tu
     return memory_type, type_config, prepared, content_sha256(request.value_json), on_expire
 
 
-def _fresh_entry(ctx: WriteContext, config, request: SetRequest, memory_type: str, type_config,
-                 prepared: phases.Prepared, sha: str, on_expire: str) -> _Fresh:
-    row = phases.new_fact_row(request, ctx.new_id(), memory_type, sha, 1, ctx.new_id(), request.now, on_expire,
-                              prepared)
+def _fresh_entry(
+    ctx: WriteContext,
+    config,
+    request: SetRequest,
+    memory_type: str,
+    type_config,
+    prepared: phases.Prepared,
+    sha: str,
+    on_expire: str,
+) -> _Fresh:
+    row = phases.new_fact_row(
+        request, ctx.new_id(), memory_type, sha, 1, ctx.new_id(), request.now, on_expire, prepared
+    )
     return _Fresh(request, config, memory_type, type_config, sha, prepared, on_expire, (row,))
 
 
@@ -330,8 +426,9 @@ def _verdict_name(state: SetState) -> str:
     return result_verdict(state)
 
 
-def _judge(ctx: WriteContext, prepared: list[SetState | _Fresh], vectors: BatchVectors,
-           overlay: _Overlay) -> list[SetState | _Fresh]:
+def _judge(
+    ctx: WriteContext, prepared: list[SetState | _Fresh], vectors: BatchVectors, overlay: _Overlay
+) -> list[SetState | _Fresh]:
     """Peer verdicts for the first ``cap`` new facts: stored peers and earlier entries of the batch."""
     checked = vectors.judged
     if not checked:
@@ -339,8 +436,7 @@ def _judge(ctx: WriteContext, prepared: list[SetState | _Fresh], vectors: BatchV
     namespace = prepared[0].request.namespace
     calibration = ctx.calibration()
     matrix = vectors.first[1]
-    floors = [resolve_threshold(prepared[i].type_config, prepared[i].config.tenant, calibration).value
-              for i in checked]
+    floors = [resolve_threshold(prepared[i].type_config, prepared[i].config.tenant, calibration).value for i in checked]
     stored = ctx.peers.nearest(namespace, matrix, min(floors), 16)
     intra = matrix @ matrix.T
     out = list(prepared)
@@ -351,16 +447,26 @@ def _judge(ctx: WriteContext, prepared: list[SetState | _Fresh], vectors: BatchV
         for fact_id, key, cosine in stored[n]:
             fact = overlay.fact(key, fact_id)
             if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
-                peers.append(Peer(fact.fact_id, key, value_text(fact.value), cosine, fact.valid_at,
-                                  fact.pinned, fact.locked))
+                peers.append(
+                    Peer(fact.fact_id, key, value_text(fact.value), cosine, fact.valid_at, fact.pinned, fact.locked)
+                )
         for m in np.nonzero(intra[n, :n] >= floors[n])[0]:  # earlier entries of the batch, as they stand now
             earlier = out[checked[m]]
             if not earlier.rows or earlier.request.key == r.key:
                 continue
             fact = overlay.fact(earlier.request.key, earlier.rows[-1].fact_id)
             if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
-                peers.append(Peer(fact.fact_id, fact.key, value_text(fact.value), float(intra[n, m]),
-                                  fact.valid_at, fact.pinned, fact.locked))
+                peers.append(
+                    Peer(
+                        fact.fact_id,
+                        fact.key,
+                        value_text(fact.value),
+                        float(intra[n, m]),
+                        fact.valid_at,
+                        fact.pinned,
+                        fact.locked,
+                    )
+                )
         try:
             state = phases.peer_verdict(state, peers, calibration)
         except PinnedConflict:
@@ -374,6 +480,7 @@ def _judge(ctx: WriteContext, prepared: list[SetState | _Fresh], vectors: BatchV
 
 def _bulk_verdict_rows(ctx: WriteContext, state: SetState, overlay: _Overlay) -> SetState:
     """verdict_rows against the batch as it stands: a peer may be an earlier entry of this batch."""
+
     def head_version(key: str) -> int:
         return max((s.version for s in overlay.states(key)), default=0)
 
@@ -387,7 +494,9 @@ def _renumber(ctx: WriteContext, namespace: Namespace, rows: list[FactVersion]) 
         if row.key not in next_version:
             head = ctx.store.head(namespace, row.key)
             next_version[row.key] = (head.version if head else 0) + 1
-        out.append(row if row.version == next_version[row.key] else dataclasses.replace(row, version=next_version[row.key]))
+        out.append(
+            row if row.version == next_version[row.key] else dataclasses.replace(row, version=next_version[row.key])
+        )
         next_version[row.key] += 1
     return out
 

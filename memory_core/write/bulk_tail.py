@@ -7,6 +7,7 @@ list per column: the store inserts them from an Arrow table, the index gets its 
 lists, and the row objects the cache and the answer hold are built while the index is written on
 another thread. At 100k entries the objects alone cost a second of the batch's seven.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,15 +41,24 @@ class Tail:
         self.ids: list[str] = []
         self.change_ids: list[str] = []
         self.embedded: list[int] = []  # positions of the entries that get a vector and an index row
-        self.needing_check = 0         # entries a peer check would have judged below the cap
+        self.needing_check = 0  # entries a peer check would have judged below the cap
         self._provenance_memo: tuple[list[Provenance], Provenance | None] | None = None
 
     @property
     def count(self) -> int:
         return len(self.requests)
 
-    def add(self, request: SetRequest, memory_type: str, sha: str, prepared: phases.Prepared, on_expire: str,
-            embedded: bool, row_id: str, change_id: str) -> None:
+    def add(
+        self,
+        request: SetRequest,
+        memory_type: str,
+        sha: str,
+        prepared: phases.Prepared,
+        on_expire: str,
+        embedded: bool,
+        row_id: str,
+        change_id: str,
+    ) -> None:
         if embedded:
             self.embedded.append(len(self.requests))
         self.requests.append(request)
@@ -61,10 +71,12 @@ class Tail:
 
     def rows(self) -> list[FactVersion]:
         """The entries as version rows: what ``table`` stored, as the point write builds them."""
-        return [phases.new_fact_row(r, row_id, memory_type, sha, 1, change_id, r.now, on_expire, p)
-                for r, row_id, memory_type, sha, change_id, on_expire, p in zip(
-                    self.requests, self.ids, self.memory_types, self.shas, self.change_ids, self.on_expire,
-                    self.prepared)]
+        return [
+            phases.new_fact_row(r, row_id, memory_type, sha, 1, change_id, r.now, on_expire, p)
+            for r, row_id, memory_type, sha, change_id, on_expire, p in zip(
+                self.requests, self.ids, self.memory_types, self.shas, self.change_ids, self.on_expire, self.prepared
+            )
+        ]
 
     def latest_now(self) -> Any:
         return max(r.now for r in self.requests)
@@ -92,9 +104,18 @@ class Tail:
         if name.startswith("prov_"):
             return provenance_column(name, *self._provenances())
         ns = self.namespace
-        constants = {"tenant": ns.tenant, "scope": ns.scope, "owner_id": ns.owner_id, "op": Op.SET, "version": 1,
-                     "superseded_by": None, "reinforcement_count": 0, "locked": False, "conflict_with": [],
-                     "relations": "[]"}
+        constants = {
+            "tenant": ns.tenant,
+            "scope": ns.scope,
+            "owner_id": ns.owner_id,
+            "op": Op.SET,
+            "version": 1,
+            "superseded_by": None,
+            "reinforcement_count": 0,
+            "locked": False,
+            "conflict_with": [],
+            "relations": "[]",
+        }
         return [constants[name]] * self.count
 
     def _provenances(self) -> tuple[list[Provenance], Provenance | None]:
@@ -120,10 +141,13 @@ class Tail:
         requests = pick(self.requests)
         ns = self.namespace
         provenance_json = ProvenanceJson()
-        columns: dict[str, Sequence[Any]] = {name: pick(self._column(stored))
-                                             for name, stored in _INDEX_FROM_STORED.items()}
+        columns: dict[str, Sequence[Any]] = {
+            name: pick(self._column(stored)) for name, stored in _INDEX_FROM_STORED.items()
+        }
         columns["namespace"] = [namespace_key(ns.tenant, ns.scope.value, ns.owner_id)] * len(at)
-        columns["text"] = [lexical_words(r.subject, r.context, _stored_text(r, t)) for r, t in zip(requests, index_texts)]
+        columns["text"] = [
+            lexical_words(r.subject, r.context, _stored_text(r, t)) for r, t in zip(requests, index_texts)
+        ]
         columns["provenance_json"] = [provenance_json(r.provenance, r.provenance.actor) for r in requests]
         return index_rows(columns, vectors, dim)
 
@@ -139,14 +163,49 @@ def _stored_text(request: SetRequest, embedded_text: str) -> str:
     return embedded_text if isinstance(request.value, str) else index_text(request.key, json.loads(request.value_json))
 
 
-_FROM_REQUEST = {"key": "key", "value_json": "value_json", "kind": "kind", "observed_at": "observed_at",
-                 "valid_at": "valid_at", "invalid_at": "invalid_at", "created_at": "now", "subject": "subject",
-                 "index_context": "context", "pinned": "pin"}
+_FROM_REQUEST = {
+    "key": "key",
+    "value_json": "value_json",
+    "kind": "kind",
+    "observed_at": "observed_at",
+    "valid_at": "valid_at",
+    "invalid_at": "invalid_at",
+    "created_at": "now",
+    "subject": "subject",
+    "index_context": "context",
+    "pinned": "pin",
+}
 _FROM_PREPARED = ("source_class", "sensitivity", "expires_at")
 # Index column -> the stored (staged) column it repeats.
-_INDEX_FROM_STORED = {name: name for name in (
-    "fact_id", "tenant", "scope", "owner_id", "key", "kind", "memory_type", "status", "source_class", "sensitivity",
-    "version", "reinforcement_count", "subject", "value_json", "valid_at", "invalid_at", "observed_at", "expires_at",
-    "created_at")} | {"version_id": "id"}
-_OWN = {"id": "ids", "fact_id": "ids", "content_sha256": "shas", "memory_type": "memory_types",
-        "change_id": "change_ids", "on_expire": "on_expire"}
+_INDEX_FROM_STORED = {
+    name: name
+    for name in (
+        "fact_id",
+        "tenant",
+        "scope",
+        "owner_id",
+        "key",
+        "kind",
+        "memory_type",
+        "status",
+        "source_class",
+        "sensitivity",
+        "version",
+        "reinforcement_count",
+        "subject",
+        "value_json",
+        "valid_at",
+        "invalid_at",
+        "observed_at",
+        "expires_at",
+        "created_at",
+    )
+} | {"version_id": "id"}
+_OWN = {
+    "id": "ids",
+    "fact_id": "ids",
+    "content_sha256": "shas",
+    "memory_type": "memory_types",
+    "change_id": "change_ids",
+    "on_expire": "on_expire",
+}

@@ -6,6 +6,7 @@ The worker's calls overlap the reading and the transaction's insert (the tokeniz
 products and DuckDB release the GIL); the transaction waits for them before committing, so a
 failed call still writes nothing.
 """
+
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,10 +33,10 @@ class TailVectors:
     def __init__(self, ctx: WriteContext, capacity: int, *, enabled: bool = True) -> None:
         self.ctx, self.capacity = ctx, capacity
         self.enabled = enabled and ctx.embedder is not None
-        self._waiting: list[Any] = []   # requests not yet handed to the worker
+        self._waiting: list[Any] = []  # requests not yet handed to the worker
         self._handed = 0
         self._futures: list[Future] = []
-        self.texts: list[str] = []      # the index texts, in order (the tail's lexical rows reuse them)
+        self.texts: list[str] = []  # the index texts, in order (the tail's lexical rows reuse them)
         self._index: np.ndarray | None = None
         self._value: np.ndarray | None = None
 
@@ -58,8 +59,8 @@ class TailVectors:
         if self._index is None:
             self._index = np.empty((self.capacity, index.shape[1]), dtype=np.float32)
             self._value = np.empty((self.capacity, index.shape[1]), dtype=np.float32)
-        self._index[start:start + len(chunk)] = index
-        self._value[start:start + len(chunk)] = value
+        self._index[start : start + len(chunk)] = index
+        self._value[start : start + len(chunk)] = value
         self.texts.extend(p[0] for p in pairs)
 
     def result(self) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -70,15 +71,22 @@ class TailVectors:
         if self._index is None:
             empty = _embed_pairs(self.ctx, [])
             return [], *empty
-        return self.texts, self._index[:self._handed], self._value[:self._handed]
+        return self.texts, self._index[: self._handed], self._value[: self._handed]
 
 
 class BatchVectors:
     """``prepared``: the entries kept as row states (``SetState`` or the bulk's fresh form);
     ``tail``: the entries kept as columns."""
 
-    def __init__(self, ctx: WriteContext, prepared: Sequence[Any], judged: list[int], rest: list[int],
-                 unjudged: int, tail: TailVectors) -> None:
+    def __init__(
+        self,
+        ctx: WriteContext,
+        prepared: Sequence[Any],
+        judged: list[int],
+        rest: list[int],
+        unjudged: int,
+        tail: TailVectors,
+    ) -> None:
         self.ctx, self.prepared, self.tail = ctx, prepared, tail
         self.judged, self.rest, self.unjudged = judged, rest, unjudged
         self.first = _embed_entries(ctx, prepared, judged)
@@ -89,16 +97,23 @@ class BatchVectors:
         self._tail_rows: Future | None = None
 
     @classmethod
-    def plan(cls, ctx: WriteContext, prepared: Sequence[Any], cap: int, tail: Tail,
-             tail_vectors: TailVectors) -> "BatchVectors":
+    def plan(
+        cls, ctx: WriteContext, prepared: Sequence[Any], cap: int, tail: Tail, tail_vectors: TailVectors
+    ) -> "BatchVectors":
         """The first ``cap`` entries needing a peer check are judged (when the home has an
         embedder and peers); the tail holds none that would be."""
         wanted = [i for i, s in enumerate(prepared) if phases.embedded(s)] if ctx.embedder is not None else []
         needing = [i for i, s in enumerate(prepared) if phases.needs_peer_check(s)]
         judged = needing[:cap] if wanted and ctx.peers is not None else []
         taken = set(judged)
-        return cls(ctx, prepared, judged, [i for i in wanted if i not in taken],
-                   len(needing) - len(judged) + tail.needing_check, tail_vectors)
+        return cls(
+            ctx,
+            prepared,
+            judged,
+            [i for i in wanted if i not in taken],
+            len(needing) - len(judged) + tail.needing_check,
+            tail_vectors,
+        )
 
     def embed_rest(self, tail_rows: Callable[[list[str], np.ndarray], Any] | None = None) -> None:
         """Hand the rest to the worker; then, if given, ``tail_rows(index texts, index vectors)``

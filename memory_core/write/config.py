@@ -3,6 +3,7 @@
 A tenant's configuration applies to every namespace (scope and owner) of the tenant. Stored in
 the memory home (``write_config``) and changed only by an admin run.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,17 +15,17 @@ from ..errors import InvalidInput
 from ..graph.model import relation_name
 from ..model import ON_EXPIRE
 
-DEFAULT_CONFLICT_THRESHOLD = 0.85   # used when nothing more specific is configured or calibrated
+DEFAULT_CONFLICT_THRESHOLD = 0.85  # used when nothing more specific is configured or calibrated
 DEFAULT_DUPLICATE_THRESHOLD = 0.95
 DEFAULT_CHAR_LIMIT = 16_000
-DEFAULT_BULK_CHECK_CAP = 2_000      # entries of a bulk_set judged against peers (import: all)
+DEFAULT_BULK_CHECK_CAP = 2_000  # entries of a bulk_set judged against peers (import: all)
 
 
 class Policy(str, Enum):
-    NEWEST_WINS = "newest_wins"        # a templated substitution of a peer retires it (refines)
+    NEWEST_WINS = "newest_wins"  # a templated substitution of a peer retires it (refines)
     AUTO_REINFORCE = "auto_reinforce"  # duplicates reinforce; substitutions are flagged, not retired
-    MANUAL_REVIEW = "manual_review"    # as auto_reinforce: a person (or the resolver) decides
-    APPEND_ONLY = "append_only"        # no peer check at all
+    MANUAL_REVIEW = "manual_review"  # as auto_reinforce: a person (or the resolver) decides
+    APPEND_ONLY = "append_only"  # no peer check at all
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +33,12 @@ class TypeConfig:
     """How one memory type is written."""
 
     memory_type: str
-    retype_to: str | None = None           # write rows of this type as another type
-    dedup_threshold: float | None = None   # the peer threshold for this type, before the tenant's
+    retype_to: str | None = None  # write rows of this type as another type
+    dedup_threshold: float | None = None  # the peer threshold for this type, before the tenant's
     retention_days: float | None = None
     on_expire: str = "tombstone"
-    embedded: bool = True                  # False: stored, never embedded, indexed or peer-checked
-    key_identified: bool = False           # a decision: identified by its key, never refused by a pin
+    embedded: bool = True  # False: stored, never embedded, indexed or peer-checked
+    key_identified: bool = False  # a decision: identified by its key, never refused by a pin
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +51,12 @@ class TenantConfig:
     char_limit: int = DEFAULT_CHAR_LIMIT
     retention_days: float | None = None
     sensitive_retention_days: float | None = None
-    blacklist: tuple[str, ...] = ()        # regular expressions a value may not match
+    blacklist: tuple[str, ...] = ()  # regular expressions a value may not match
     bulk_check_cap: int = DEFAULT_BULK_CHECK_CAP
-    single_valued: tuple[str, ...] = ()    # graph relations that keep one value current (lives_in, ...)
-    daily_cost_cap_usd: float = 1.0        # model spend per namespace per day (all purposes)
-    resolver_cap_share: float = 0.25       # of which the conflict resolver may spend this share
-    resolver_retire_confidence: float = 0.98   # retire >= flag >= clear, or the setting is refused
+    single_valued: tuple[str, ...] = ()  # graph relations that keep one value current (lives_in, ...)
+    daily_cost_cap_usd: float = 1.0  # model spend per namespace per day (all purposes)
+    resolver_cap_share: float = 0.25  # of which the conflict resolver may spend this share
+    resolver_retire_confidence: float = 0.98  # retire >= flag >= clear, or the setting is refused
     resolver_flag_confidence: float = 0.95
     resolver_clear_confidence: float = 0.90
 
@@ -113,8 +114,7 @@ def _positive(value: Any, name: str, integer: bool = False) -> Any:
         return None
     kinds = (int,) if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
-        raise InvalidInput(f"{name} must be a positive {'integer' if integer else 'number'}, got {value!r}",
-                           field=name)
+        raise InvalidInput(f"{name} must be a positive {'integer' if integer else 'number'}, got {value!r}", field=name)
     return value
 
 
@@ -123,16 +123,20 @@ def parse_tenant_config(body: Mapping[str, Any], base: TenantConfig | None = Non
     known = set(TenantConfig.__dataclass_fields__)
     unknown = set(body) - known
     if unknown:
-        raise InvalidInput(f"unknown tenant setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}",
-                           field="config")
+        raise InvalidInput(
+            f"unknown tenant setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}",
+            field="config",
+        )
     out = base or TenantConfig()
     values = dict(body)
     if "policy" in values:
         try:
             values["policy"] = Policy(values["policy"])
         except ValueError:
-            raise InvalidInput(f"unknown policy {values['policy']!r}; expected one of "
-                               f"{', '.join(p.value for p in Policy)}", field="policy") from None
+            raise InvalidInput(
+                f"unknown policy {values['policy']!r}; expected one of {', '.join(p.value for p in Policy)}",
+                field="policy",
+            ) from None
     for name in ("conflict_threshold", "duplicate_threshold"):
         if name in values:
             values[name] = _unit(values[name], name)
@@ -150,11 +154,16 @@ def parse_tenant_config(body: Mapping[str, Any], base: TenantConfig | None = Non
             try:
                 re.compile(pattern)
             except re.error as exc:
-                raise InvalidInput(f"blacklist pattern {pattern!r} is not a valid regular expression: {exc}",
-                                   field="blacklist") from None
+                raise InvalidInput(
+                    f"blacklist pattern {pattern!r} is not a valid regular expression: {exc}", field="blacklist"
+                ) from None
         values["blacklist"] = tuple(patterns)
-    for name in ("resolver_retire_confidence", "resolver_flag_confidence", "resolver_clear_confidence",
-                 "resolver_cap_share"):
+    for name in (
+        "resolver_retire_confidence",
+        "resolver_flag_confidence",
+        "resolver_clear_confidence",
+        "resolver_cap_share",
+    ):
         if name in values:
             values[name] = _unit(values[name], name)
     if "daily_cost_cap_usd" in values:
@@ -174,8 +183,9 @@ def parse_type_config(memory_type: str, body: Mapping[str, Any], base: TypeConfi
     known = set(TypeConfig.__dataclass_fields__) - {"memory_type"}
     unknown = set(body) - known
     if unknown:
-        raise InvalidInput(f"unknown type setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}",
-                           field="config")
+        raise InvalidInput(
+            f"unknown type setting(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}", field="config"
+        )
     values = dict(body)
     if "dedup_threshold" in values:
         values["dedup_threshold"] = _unit(values["dedup_threshold"], "dedup_threshold")

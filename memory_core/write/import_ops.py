@@ -1,4 +1,5 @@
 """``import_items`` on the Memory tool: texts imported under digest keys, oldest first."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,8 +17,9 @@ if TYPE_CHECKING:
 class ImportOps:
     _memory: "Memory"
 
-    def import_items(self, items: Sequence[Any], *, scope: str | Scope = Scope.USER,
-                     dry_run: bool = False) -> BulkResult:
+    def import_items(
+        self, items: Sequence[Any], *, scope: str | Scope = Scope.USER, dry_run: bool = False
+    ) -> BulkResult:
         """Import texts (strings, or {"text", and valid_at / observed_at / kind / memory_type / subject})
         under digest keys (``import:`` + 24 hex), source_class imported, oldest first. A key that
         already holds the text is unchanged, a key whose newest version is not live is left as it
@@ -30,14 +32,27 @@ class ImportOps:
 
         def request(order: int, item: Any):
             body = {"text": item} if isinstance(item, str) else item
-            if not isinstance(body, dict) or not isinstance(body.get("text"), str) or not body["text"].strip() \
-                    or set(body) - allowed:
-                raise InvalidInput(f"item {order}: an item is a non-empty string or an object with text and "
-                                   f"any of {', '.join(sorted(allowed - {'text'}))}", entry=order)
+            if (
+                not isinstance(body, dict)
+                or not isinstance(body.get("text"), str)
+                or not body["text"].strip()
+                or set(body) - allowed
+            ):
+                raise InvalidInput(
+                    f"item {order}: an item is a non-empty string or an object with text and "
+                    f"any of {', '.join(sorted(allowed - {'text'}))}",
+                    entry=order,
+                )
             options = {k: v for k, v in body.items() if k != "text"}
-            return entry_request(namespace, order, {"key": import_key(body["text"]), "value": body["text"],
-                                                    **options}, provenance, now, source_class="imported",
-                                 reinforce=False)
+            return entry_request(
+                namespace,
+                order,
+                {"key": import_key(body["text"]), "value": body["text"], **options},
+                provenance,
+                now,
+                source_class="imported",
+                reinforce=False,
+            )
 
         to_write, left = [], []
         for req in import_requests(list(items), request):
@@ -46,6 +61,7 @@ class ImportOps:
                 left.append(req.key)  # deleted, retired, rejected or proposed: the owner's call stands
             else:
                 to_write.append(req)
-        result = run_bulk(self._memory.write_context(), to_write, check_cap=len(to_write), dry_run=dry_run,
-                          operation="import")
+        result = run_bulk(
+            self._memory.write_context(), to_write, check_cap=len(to_write), dry_run=dry_run, operation="import"
+        )
         return dataclasses.replace(result, left_as_is=tuple(left), dry_run=dry_run)

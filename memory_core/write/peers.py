@@ -4,6 +4,7 @@ Loaded once per namespace from the retrieval index, then kept current by the wri
 (this process is the only writer of the home), so a point write computes its peers' cosines with
 one matrix product instead of a round trip to the index.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Mapping
@@ -71,8 +72,9 @@ class PeerVectors:
         if block is not None and fact_ids:
             block.put_many(fact_ids, keys, matrix)
 
-    def nearest(self, namespace: Namespace, vectors: np.ndarray, floor: float,
-                limit: int = 64) -> list[list[tuple[str, str, float]]]:
+    def nearest(
+        self, namespace: Namespace, vectors: np.ndarray, floor: float, limit: int = 64
+    ) -> list[list[tuple[str, str, float]]]:
         """For each query vector, (fact_id, key, cosine) of the facts at ``floor`` or more, nearest
         first. The caller decides which of them are eligible peers."""
         block = self._block(namespace)

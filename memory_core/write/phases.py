@@ -4,6 +4,7 @@ orchestrator fetched for it); each refusal is a typed error raised before anythi
 resolve_type -> fetch_live -> guard -> expiry -> prepare -> preconditions -> build_rows ->
 [non-embedded rows stop] -> embed -> peer_verdict -> verdict_rows -> (dry run) -> write -> after-write
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,8 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Callable, Sequence
 
-from ..errors import (Blacklisted, CharLimitExceeded, KeyHoldsFact, Locked, PinnedConflict, PreconditionFailed,
-                      SourceClassRefused)
+from ..errors import (
+    Blacklisted,
+    CharLimitExceeded,
+    KeyHoldsFact,
+    Locked,
+    PinnedConflict,
+    PreconditionFailed,
+    SourceClassRefused,
+)
 from ..model import CALLER_SOURCE_CLASSES, VISIBLE_STATUSES, FactVersion, Kind, Op, Status
 from ..projection import value_text
 from ..temporal import live_at
@@ -32,8 +40,12 @@ def resolve_type(state: SetState) -> SetState:
     asked = state.request.memory_type
     target = state.config.type(asked).retype_to
     memory_type = target or asked
-    return dataclasses.replace(state, memory_type=memory_type, retyped_from=asked if target else None,
-                               type_config=state.config.type(memory_type))
+    return dataclasses.replace(
+        state,
+        memory_type=memory_type,
+        retyped_from=asked if target else None,
+        type_config=state.config.type(memory_type),
+    )
 
 
 def fetch_live(state: SetState, states: Sequence[FactVersion]) -> SetState:
@@ -41,12 +53,16 @@ def fetch_live(state: SetState, states: Sequence[FactVersion]) -> SetState:
     now = state.request.now
     # The fact a reader sees now: any served status (a superseded fact whose interval still
     # covers now is the current truth until its end).
-    live = [s for s in states if s.status.value in VISIBLE_STATUSES and live_at(s.valid_at, s.invalid_at, now)
-            and not s.expired(now)]
+    live = [
+        s
+        for s in states
+        if s.status.value in VISIBLE_STATUSES and live_at(s.valid_at, s.invalid_at, now) and not s.expired(now)
+    ]
     head = max((s.version for s in states), default=0)
     created = max([now, *(s.created_at for s in states)])  # transaction time never runs backwards for a key
-    return dataclasses.replace(state, states=tuple(states), head_version=head, live=live[0] if live else None,
-                               created_at=created)
+    return dataclasses.replace(
+        state, states=tuple(states), head_version=head, live=live[0] if live else None, created_at=created
+    )
 
 
 def _visible(state: SetState) -> list[FactVersion]:
@@ -59,16 +75,22 @@ def guard(state: SetState) -> SetState:
     r = state.request
     visible = _visible(state)
     sha = content_sha256(r.value_json)
-    plan = plan_statement([FactState(s.fact_id, s.content_sha256, s.valid_at, s.invalid_at) for s in visible],
-                          sha, r.valid_at, r.invalid_at, r.invalid_at_given)
+    plan = plan_statement(
+        [FactState(s.fact_id, s.content_sha256, s.valid_at, s.invalid_at) for s in visible],
+        sha,
+        r.valid_at,
+        r.invalid_at,
+        r.invalid_at_given,
+    )
     if plan.restates is None:
         touched = {fid for fid, _ in plan.closes}
         changed = [s for s in visible if s.fact_id in touched]
         if any(s.locked for s in changed):
             raise Locked(f"key {r.key!r} is locked; unlock it before changing its value", key=r.key)
         if any(s.pinned for s in changed) and not r.pin:
-            raise PinnedConflict(f"key {r.key!r} is pinned; write with pin=true to change it, or unpin it first",
-                                 key=r.key)
+            raise PinnedConflict(
+                f"key {r.key!r} is pinned; write with pin=true to change it, or unpin it first", key=r.key
+            )
     return dataclasses.replace(state, plan=plan, content_sha256=sha)
 
 
@@ -109,13 +131,17 @@ def check_value(r: SetRequest, tenant: TenantConfig, expires_at: datetime | None
     """The char limit (422), the blacklist (422), the sensitivity tier and its retention, and the
     source class (a caller may only downgrade it)."""
     if len(r.value_json) > tenant.char_limit:
-        raise CharLimitExceeded(f"value is {len(r.value_json)} characters as JSON; the limit is {tenant.char_limit}",
-                                limit=tenant.char_limit, length=len(r.value_json))
+        raise CharLimitExceeded(
+            f"value is {len(r.value_json)} characters as JSON; the limit is {tenant.char_limit}",
+            limit=tenant.char_limit,
+            length=len(r.value_json),
+        )
     text = value_text(r.value)
     for number, pattern in enumerate(tenant.blacklist):
         if re.search(pattern, text):
-            raise Blacklisted(f"value matches blacklist pattern #{number} of this tenant; nothing was written",
-                              pattern_index=number)
+            raise Blacklisted(
+                f"value matches blacklist pattern #{number} of this tenant; nothing was written", pattern_index=number
+            )
     tier = sensitivity_rules.tier(r.sensitivity, text)
     if tier == "high" and tenant.sensitive_retention_days is not None:
         sensitive_end = r.now + timedelta(days=tenant.sensitive_retention_days)
@@ -123,16 +149,20 @@ def check_value(r: SetRequest, tenant: TenantConfig, expires_at: datetime | None
     source_class = "stated"
     if r.source_class is not None:
         if r.source_class not in CALLER_SOURCE_CLASSES:
-            raise SourceClassRefused(f"source_class may only be downgraded to one of {', '.join(CALLER_SOURCE_CLASSES)}; "
-                                     f"got {r.source_class!r}", field="source_class")
+            raise SourceClassRefused(
+                f"source_class may only be downgraded to one of {', '.join(CALLER_SOURCE_CLASSES)}; "
+                f"got {r.source_class!r}",
+                field="source_class",
+            )
         source_class = r.source_class
     return Prepared(text, tier, expires_at, source_class)
 
 
 def prepare(state: SetState) -> SetState:
     p = check_value(state.request, state.config.tenant, state.expires_at)
-    return dataclasses.replace(state, value_text=p.text, sensitivity=p.sensitivity, expires_at=p.expires_at,
-                               source_class=p.source_class)
+    return dataclasses.replace(
+        state, value_text=p.text, sensitivity=p.sensitivity, expires_at=p.expires_at, source_class=p.source_class
+    )
 
 
 def preconditions(state: SetState) -> SetState:
@@ -145,8 +175,11 @@ def preconditions(state: SetState) -> SetState:
     if r.if_match_sha256 is not None:
         current = state.live.content_sha256 if state.live else None
         if current != r.if_match_sha256:
-            raise PreconditionFailed(f"key {r.key!r} does not hold the value with the given sha256"
-                                     + ("" if current else " (it holds no live value)"), key=r.key)
+            raise PreconditionFailed(
+                f"key {r.key!r} does not hold the value with the given sha256"
+                + ("" if current else " (it holds no live value)"),
+                key=r.key,
+            )
     return state
 
 
@@ -163,10 +196,19 @@ def build_rows(state: SetState, new_id: IdFactory) -> SetState:
         if status is Status.PROPOSED and not r.proposed:
             status = Status.ACTIVE  # an unconditional statement of a proposal establishes it
         row = dataclasses.replace(
-            prior, id=new_id(), op=Op.RESTATE, version=version, change_id=change_id, created_at=created,
-            reinforcement_count=prior.reinforcement_count + (1 if r.reinforce else 0), changed_by=actor,
-            observed_at=r.observed_at or prior.observed_at, status=status, pinned=prior.pinned or r.pin,
-            expires_at=state.expires_at, on_expire=state.on_expire,
+            prior,
+            id=new_id(),
+            op=Op.RESTATE,
+            version=version,
+            change_id=change_id,
+            created_at=created,
+            reinforcement_count=prior.reinforcement_count + (1 if r.reinforce else 0),
+            changed_by=actor,
+            observed_at=r.observed_at or prior.observed_at,
+            status=status,
+            pinned=prior.pinned or r.pin,
+            expires_at=state.expires_at,
+            on_expire=state.on_expire,
             sensitivity=max(prior.sensitivity, state.sensitivity, key=("low", "normal", "high").index),
             relations=r.relations or prior.relations,  # a restatement naming its facts names them anew
         )
@@ -175,28 +217,80 @@ def build_rows(state: SetState, new_id: IdFactory) -> SetState:
     rows: list[FactVersion] = []
     for fact_id, end in plan.closes:
         prior = by_fact[fact_id]
-        rows.append(dataclasses.replace(
-            prior, id=new_id(), status=Status.SUPERSEDED, op=Op.SUPERSEDE, version=version + len(rows),
-            change_id=change_id, invalid_at=end, superseded_by=new_row_id, created_at=created, changed_by=actor))
-    rows.append(new_fact_row(r, new_row_id, state.memory_type, state.content_sha256, version + len(rows),
-                             change_id, created, state.on_expire,
-                             Prepared(state.value_text, state.sensitivity, state.expires_at, state.source_class)))
+        rows.append(
+            dataclasses.replace(
+                prior,
+                id=new_id(),
+                status=Status.SUPERSEDED,
+                op=Op.SUPERSEDE,
+                version=version + len(rows),
+                change_id=change_id,
+                invalid_at=end,
+                superseded_by=new_row_id,
+                created_at=created,
+                changed_by=actor,
+            )
+        )
+    rows.append(
+        new_fact_row(
+            r,
+            new_row_id,
+            state.memory_type,
+            state.content_sha256,
+            version + len(rows),
+            change_id,
+            created,
+            state.on_expire,
+            Prepared(state.value_text, state.sensitivity, state.expires_at, state.source_class),
+        )
+    )
     return dataclasses.replace(state, rows=tuple(rows))
 
 
-def new_fact_row(r: SetRequest, row_id: str, memory_type: str, sha: str, version: int, change_id: str,
-                 created: datetime, on_expire: str, p: Prepared) -> FactVersion:
+def new_fact_row(
+    r: SetRequest,
+    row_id: str,
+    memory_type: str,
+    sha: str,
+    version: int,
+    change_id: str,
+    created: datetime,
+    on_expire: str,
+    p: Prepared,
+) -> FactVersion:
     """The first row of a new fact."""
     return FactVersion(
-        id=row_id, fact_id=row_id, tenant=r.namespace.tenant, scope=r.namespace.scope,
-        owner_id=r.namespace.owner_id, key=r.key, value_json=r.value_json, content_sha256=sha,
-        kind=r.kind, memory_type=memory_type, status=Status.PROPOSED if r.proposed else Status.ACTIVE,
-        op=Op.SET, version=version, change_id=change_id, observed_at=r.observed_at,
-        valid_at=r.valid_at, invalid_at=r.invalid_at, created_at=created, superseded_by=None,
-        reinforcement_count=0, provenance=r.provenance, changed_by=r.provenance.actor, subject=r.subject,
-        index_context=r.context, source_class=p.source_class, sensitivity=p.sensitivity,
-        expires_at=p.expires_at, on_expire=on_expire, pinned=r.pin,
-        confidence=1.0 if r.confidence is None else r.confidence, relations=r.relations,
+        id=row_id,
+        fact_id=row_id,
+        tenant=r.namespace.tenant,
+        scope=r.namespace.scope,
+        owner_id=r.namespace.owner_id,
+        key=r.key,
+        value_json=r.value_json,
+        content_sha256=sha,
+        kind=r.kind,
+        memory_type=memory_type,
+        status=Status.PROPOSED if r.proposed else Status.ACTIVE,
+        op=Op.SET,
+        version=version,
+        change_id=change_id,
+        observed_at=r.observed_at,
+        valid_at=r.valid_at,
+        invalid_at=r.invalid_at,
+        created_at=created,
+        superseded_by=None,
+        reinforcement_count=0,
+        provenance=r.provenance,
+        changed_by=r.provenance.actor,
+        subject=r.subject,
+        index_context=r.context,
+        source_class=p.source_class,
+        sensitivity=p.sensitivity,
+        expires_at=p.expires_at,
+        on_expire=on_expire,
+        pinned=r.pin,
+        confidence=1.0 if r.confidence is None else r.confidence,
+        relations=r.relations,
     )
 
 
@@ -211,8 +305,7 @@ def is_embedded(type_config: TypeConfig, sensitivity: str) -> bool:
 
 def needs_peer_check(state: SetState) -> bool:
     """Only a new fact (not a note or document, not a restatement) is judged against peers."""
-    return (embedded(state) and not state.restatement
-            and peer_checked_kind(state.request.kind, state.config.tenant))
+    return embedded(state) and not state.restatement and peer_checked_kind(state.request.kind, state.config.tenant)
 
 
 def peer_checked_kind(kind: Kind, tenant: TenantConfig) -> bool:
@@ -221,20 +314,31 @@ def peer_checked_kind(kind: Kind, tenant: TenantConfig) -> bool:
 
 def eligible_peer(state: FactVersion, key: str, memory_type: str, now) -> bool:
     """A live, served, unexpired fact of the same type under another key, never a high one."""
-    return (state.key != key and state.memory_type == memory_type
-            and state.status in (Status.ACTIVE, Status.CONFLICTED, Status.SUPERSEDED) and state.sensitivity != "high"
-            and live_at(state.valid_at, state.invalid_at, now) and not state.expired(now)
-            and state.op is not Op.EXPIRE)
+    return (
+        state.key != key
+        and state.memory_type == memory_type
+        and state.status in (Status.ACTIVE, Status.CONFLICTED, Status.SUPERSEDED)
+        and state.sensitivity != "high"
+        and live_at(state.valid_at, state.invalid_at, now)
+        and not state.expired(now)
+        and state.op is not Op.EXPIRE
+    )
 
 
 def peer_verdict(state: SetState, peers: Sequence[Peer], embedder_calibration: float | None) -> SetState:
     tenant = state.config.tenant
     threshold = resolve_threshold(state.type_config, tenant, embedder_calibration)
     candidate = Candidate(state.value_text, state.request.valid_at, state.type_config.key_identified)
-    verdict = decide(candidate, peers, threshold=threshold.value,
-                     duplicate_threshold=max(threshold.value, tenant.duplicate_threshold), policy=tenant.policy)
+    verdict = decide(
+        candidate,
+        peers,
+        threshold=threshold.value,
+        duplicate_threshold=max(threshold.value, tenant.duplicate_threshold),
+        policy=tenant.policy,
+    )
     if verdict.kind == "rejected":
         # The message names no peer: the writer learns only that a pinned fact stands in the way.
-        raise PinnedConflict("a pinned fact of this scope says something close; the write was refused",
-                             verdict="rejected")
+        raise PinnedConflict(
+            "a pinned fact of this scope says something close; the write was refused", verdict="rejected"
+        )
     return dataclasses.replace(state, threshold=threshold, verdict=verdict)

@@ -1,5 +1,6 @@
 """The point write: runs the phases over one request state, then applies the result in one
 transaction. Only ``run_set`` touches the store; every decision before it is pure."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -41,14 +42,24 @@ class WriteContext:
     calibration: Callable[[], float | None] = lambda: None
 
 
-def audit_entry(namespace: Namespace, key: str, op: str, rows: Sequence[FactVersion], sha: str | None,
-                actor: str, at) -> AuditEntry:
-    return AuditEntry(at=at, tenant=namespace.tenant, scope=namespace.scope.value, owner_id=namespace.owner_id,
-                      key=key, op=op, version_ids=",".join(r.id for r in rows), content_sha256=sha, actor=actor)
+def audit_entry(
+    namespace: Namespace, key: str, op: str, rows: Sequence[FactVersion], sha: str | None, actor: str, at
+) -> AuditEntry:
+    return AuditEntry(
+        at=at,
+        tenant=namespace.tenant,
+        scope=namespace.scope.value,
+        owner_id=namespace.owner_id,
+        key=key,
+        op=op,
+        version_ids=",".join(r.id for r in rows),
+        content_sha256=sha,
+        actor=actor,
+    )
 
 
-FactLookup = Callable[[str, str], FactVersion]   # (key, fact_id) -> the fact's latest state
-HeadVersion = Callable[[str], int]                # key -> the key's newest version number (0: none)
+FactLookup = Callable[[str, str], FactVersion]  # (key, fact_id) -> the fact's latest state
+HeadVersion = Callable[[str], int]  # key -> the key's newest version number (0: none)
 
 
 def verdict_rows(state: SetState, fact: FactLookup, head_version: HeadVersion, new_id: IdFactory) -> SetState:
@@ -65,8 +76,17 @@ def verdict_rows(state: SetState, fact: FactLookup, head_version: HeadVersion, n
     def peer_row(peer: Peer, **changes) -> None:
         prior = fact(peer.key, peer.fact_id)
         version = max([head_version(peer.key), *(p.version for p in peer_rows if p.key == peer.key)]) + 1
-        peer_rows.append(dataclasses.replace(prior, id=new_id(), version=version, change_id=change_id,
-                                             created_at=max(created, prior.created_at), changed_by=actor, **changes))
+        peer_rows.append(
+            dataclasses.replace(
+                prior,
+                id=new_id(),
+                version=version,
+                change_id=change_id,
+                created_at=max(created, prior.created_at),
+                changed_by=actor,
+                **changes,
+            )
+        )
 
     own = state.rows
     if verdict.kind in ("merge", "duplicate"):
@@ -86,12 +106,20 @@ def verdict_rows(state: SetState, fact: FactLookup, head_version: HeadVersion, n
     elif verdict.kind == "conflict":
         new_fact = state.rows[-1]
         flagged = [p for p in verdict.peers if not p.pinned]  # a pinned fact is never flagged
-        own = (*state.rows[:-1], dataclasses.replace(
-            new_fact, status=Status.CONFLICTED, conflict_with=tuple(p.fact_id for p in verdict.peers)))
+        own = (
+            *state.rows[:-1],
+            dataclasses.replace(
+                new_fact, status=Status.CONFLICTED, conflict_with=tuple(p.fact_id for p in verdict.peers)
+            ),
+        )
         for peer in flagged:
             prior = fact(peer.key, peer.fact_id)
-            peer_row(peer, op=Op.FLAG, status=Status.CONFLICTED,
-                     conflict_with=tuple(dict.fromkeys((*prior.conflict_with, new_fact.fact_id))))
+            peer_row(
+                peer,
+                op=Op.FLAG,
+                status=Status.CONFLICTED,
+                conflict_with=tuple(dict.fromkeys((*prior.conflict_with, new_fact.fact_id))),
+            )
     return dataclasses.replace(state, rows=tuple(own), peer_rows=tuple(peer_rows))
 
 
@@ -109,8 +137,9 @@ def gather_peers(ctx: WriteContext, state: SetState, vector: np.ndarray, floor: 
     for fact_id, key, cosine in ctx.peers.nearest(r.namespace, vector[None, :], floor, PEER_READ_LIMIT)[0]:
         fact = ctx.store.fact_state(r.namespace, key, fact_id)
         if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
-            out.append(Peer(fact.fact_id, fact.key, value_text(fact.value), cosine, fact.valid_at,
-                            fact.pinned, fact.locked))
+            out.append(
+                Peer(fact.fact_id, fact.key, value_text(fact.value), cosine, fact.valid_at, fact.pinned, fact.locked)
+            )
     return out
 
 
@@ -206,20 +235,38 @@ def run_set(ctx: WriteContext, request: SetRequest) -> WriteResult:
         changes += [KeyChange(request.namespace, key, tuple(rows)) for key, rows in by_key.items()]
         written = (*state.rows, *state.peer_rows)
         op = "set" if state.rows else f"set:{state.verdict.kind}"
-        audit = audit_entry(request.namespace, request.key, op, written, state.content_sha256,
-                            request.provenance.actor, state.created_at)
+        audit = audit_entry(
+            request.namespace,
+            request.key,
+            op,
+            written,
+            state.content_sha256,
+            request.provenance.actor,
+            state.created_at,
+        )
         if written:
             ctx.store.apply(WriteBatch(tuple(changes), (audit,)))
     # The key's last row holds the request's value (a new fact or a restatement): its vectors are known.
     known = vector is not None and bool(state.rows)
-    after_write(ctx, request.namespace, written, {state.rows[-1].fact_id: vector} if known else {},
-                {state.rows[-1].fact_id: peer_vector} if known and state.rows[-1].kind is Kind.FACT else {})
+    after_write(
+        ctx,
+        request.namespace,
+        written,
+        {state.rows[-1].fact_id: vector} if known else {},
+        {state.rows[-1].fact_id: peer_vector} if known and state.rows[-1].kind is Kind.FACT else {},
+    )
     return WriteResult(result_verdict(state), request.key, tuple(written), details)
 
 
-def after_write(ctx: WriteContext, namespace: Namespace, rows: Sequence[FactVersion],
-                index_vectors: Mapping[str, np.ndarray], peer_vectors: Mapping[str, np.ndarray] | None = None,
-                *, hold: bool = False) -> None:
+def after_write(
+    ctx: WriteContext,
+    namespace: Namespace,
+    rows: Sequence[FactVersion],
+    index_vectors: Mapping[str, np.ndarray],
+    peer_vectors: Mapping[str, np.ndarray] | None = None,
+    *,
+    hold: bool = False,
+) -> None:
     """Queue the changed states for the index and keep the peer vectors current (``hold``: the
     caller flushes the queue itself)."""
     if ctx.projector is not None:
@@ -227,5 +274,6 @@ def after_write(ctx: WriteContext, namespace: Namespace, rows: Sequence[FactVers
     if ctx.peers is not None and peer_vectors:
         keys = {r.fact_id: r.key for r in rows}
         fact_ids = list(peer_vectors)
-        ctx.peers.put_rows(namespace, fact_ids, [keys[f] for f in fact_ids],
-                           stack_rows(peer_vectors, fact_ids, ctx.peers.dim))
+        ctx.peers.put_rows(
+            namespace, fact_ids, [keys[f] for f in fact_ids], stack_rows(peer_vectors, fact_ids, ctx.peers.dim)
+        )

@@ -1,4 +1,5 @@
 """A point write's request (what the caller asked, validated) and its state across the phases."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -53,9 +54,9 @@ class SetState:
     memory_type: str = ""
     retyped_from: str | None = None
     type_config: TypeConfig | None = None
-    states: tuple[FactVersion, ...] = ()     # the key's facts, latest state each
+    states: tuple[FactVersion, ...] = ()  # the key's facts, latest state each
     head_version: int = 0
-    live: FactVersion | None = None          # the key's fact live now
+    live: FactVersion | None = None  # the key's fact live now
     plan: StatementPlan | None = None
     expires_at: datetime | None = None
     on_expire: str = "tombstone"
@@ -64,11 +65,11 @@ class SetState:
     sensitivity: str = "normal"
     source_class: str = "stated"
     created_at: datetime | None = None
-    rows: tuple[FactVersion, ...] = ()        # the rows of the written key
+    rows: tuple[FactVersion, ...] = ()  # the rows of the written key
     vector: np.ndarray | None = None
     threshold: Threshold | None = None
     verdict: Verdict | None = None
-    peer_rows: tuple[FactVersion, ...] = ()   # rows the verdict writes on peers' keys
+    peer_rows: tuple[FactVersion, ...] = ()  # rows the verdict writes on peers' keys
 
     @property
     def restatement(self) -> bool:

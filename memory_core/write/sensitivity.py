@@ -3,6 +3,7 @@
 A caller may name ``low``, ``normal`` or ``high``; detection can only raise the tier, never lower
 it. A ``high`` row is stored but never embedded, indexed or compared with peers.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,10 +16,10 @@ _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)")
 # only where it could match. One alternation scanned every value at about 5 us, and most values
 # hold none of these.
 _GUARDED = (
-    (True, ("-",), re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),                                  # a US social security number
-    (True, (), re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b")),                      # an IBAN
+    (True, ("-",), re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),  # a US social security number
+    (True, (), re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b")),  # an IBAN
     (False, (":", "="), re.compile(r"(?i:\b(?:password|passwd|passcode|api[_ -]?key|secret|token)\b\s*[:=]\s*\S+)")),
-    (False, ("-", "_"), re.compile(r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9_-]{16,}\b")),     # provider secret keys
+    (False, ("-", "_"), re.compile(r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9_-]{16,}\b")),  # provider secret keys
     (False, ("-----BEGIN ",), re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
 )
 # Every needle above holds one of these characters: a value without any can match only the
@@ -57,8 +58,7 @@ def detect(text: str) -> str:
 def tier(named: str | None, text: str) -> str:
     """The stored tier: the higher of the named one (default normal) and the detected one."""
     if named is not None and named not in SENSITIVITIES:
-        raise InvalidInput(f"sensitivity must be one of {', '.join(SENSITIVITIES)}, got {named!r}",
-                           field="sensitivity")
+        raise InvalidInput(f"sensitivity must be one of {', '.join(SENSITIVITIES)}, got {named!r}", field="sensitivity")
     detected = detect(text)
     chosen = named or "normal"
     return max(chosen, detected, key=SENSITIVITIES.index)

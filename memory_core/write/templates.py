@@ -5,6 +5,7 @@ without a model whether the new text restates the peer, replaces its object, or 
 Every rule leans towards "no pair": a missed update costs a conflict mark, a wrong pair retires a
 fact that still holds.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,8 +47,9 @@ _PRONOUNS = _set("""i me you he him she it we us they them this that these those
 _AUXILIARIES = _set("""do does did will would shall should can could might must not don't doesn't
     didn't won't can't wird werden kann and or but et ou mais und oder aber y pero e ma и или но""")
 # Homographs of ordinary nouns ("war", "era", "son", "hat", "bin") stay content words.
-STOPWORDS = (ARTICLES | COPULAS | HAVE_VERBS | PREPOSITIONS | POSSESSIVES | _OF | _PRONOUNS
-             | _AUXILIARIES) - _set("war era son hat bin")
+STOPWORDS = (ARTICLES | COPULAS | HAVE_VERBS | PREPOSITIONS | POSSESSIVES | _OF | _PRONOUNS | _AUXILIARIES) - _set(
+    "war era son hat bin"
+)
 _DATE_WORDS = _set("""january february april june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday""")
 # Capitalised short words that end with a dot which belongs to them ("St. Louis", "Dr. Who").
@@ -57,9 +59,18 @@ _SEPARATORS = frozenset(".,;:!?()[]{}¡¿。、।॥،؟")
 _MODIFIERS = frozenset("\ufe0e\ufe0f\u20e3") | frozenset(map(chr, range(0x1F3FB, 0x1F400)))
 _JOINERS = frozenset("\u200c\u200d")
 # Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, kana and Han.
-_UNSPACED = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x3005, 0x3007),
-             (0x3040, 0x30FF), (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
-             (0xF900, 0xFAFF), (0x20000, 0x2FFFF))
+_UNSPACED = (
+    (0x0E00, 0x0EFF),
+    (0x1000, 0x109F),
+    (0x1780, 0x17FF),
+    (0x3005, 0x3007),
+    (0x3040, 0x30FF),
+    (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x2FFFF),
+)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|«([^»]+)»|„([^“”]+)[“”]|「([^」]+)」|(?<!\w)'([^']+)'(?!\w)")
 
@@ -212,7 +223,7 @@ def _names_attributes(prefix: tuple[str, ...]) -> bool:
         end -= 1
     if not end or (prefix[end - 1] not in COPULAS and prefix[end - 1] not in HAVE_VERBS):
         return False
-    before = prefix[:end - 1]
+    before = prefix[: end - 1]
     if any(w in ARTICLES or w in POSSESSIVES or w in _OF for w in before):
         return False  # "the capital of Italy is", "my favourite colour is": an attribute phrase
     # "Italy's capital is" names an attribute; "Macy's is" is a name.
@@ -222,7 +233,7 @@ def _names_attributes(prefix: tuple[str, ...]) -> bool:
 def _only_a_name(prefix: tuple[str, ...], text: str) -> bool:
     """Is the shared beginning only a name (every word capitalised in the text, "I" included)?
     Then the differing spans hold the predicates, not two objects of one predicate."""
-    raw = [t for t in _raw_tokens(text) if not _punctuation_only(t)][:len(prefix)]
+    raw = [t for t in _raw_tokens(text) if not _punctuation_only(t)][: len(prefix)]
     return len(raw) == len(prefix) and all(t[:1].isupper() for t in raw)
 
 
@@ -242,8 +253,8 @@ def substitution(a: str, b: str) -> Substitution | None:
     s = 0
     while s < min(len(old), len(new)) - p and old[-1 - s] == new[-1 - s]:
         s += 1
-    prefix, suffix = old[:p], old[len(old) - s:]
-    old_span, new_span = old[p:len(old) - s], new[p:len(new) - s]
+    prefix, suffix = old[:p], old[len(old) - s :]
+    old_span, new_span = old[p : len(old) - s], new[p : len(new) - s]
     if not prefix or not old_span or not new_span:
         return None  # nothing shared up front: different subjects, or one text extends the other
     if all(w in ARTICLES or w in POSSESSIVES for w in prefix):

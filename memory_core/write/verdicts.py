@@ -15,6 +15,7 @@ with the candidate reaches the threshold. In order:
 A key-identified type (a decision) is identified by its key: any close peer is a conflict, and a
 pinned peer does not refuse it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -45,8 +46,8 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    kind: str                        # no_peers | merge | rejected | refines | duplicate | conflict
-    peers: tuple[Peer, ...] = ()     # the peers the verdict acts on (merged into, retired, flagged, ...)
+    kind: str  # no_peers | merge | rejected | refines | duplicate | conflict
+    peers: tuple[Peer, ...] = ()  # the peers the verdict acts on (merged into, retired, flagged, ...)
     reason: str = ""
 
     @property
@@ -55,8 +56,9 @@ class Verdict:
         return self.kind in ("no_peers", "refines", "conflict")
 
 
-def decide(candidate: Candidate, peers: Sequence[Peer], *, threshold: float, duplicate_threshold: float,
-           policy: Policy) -> Verdict:
+def decide(
+    candidate: Candidate, peers: Sequence[Peer], *, threshold: float, duplicate_threshold: float, policy: Policy
+) -> Verdict:
     close = sorted((p for p in peers if p.cosine >= threshold), key=lambda p: (-p.cosine, p.key))
     if policy is Policy.APPEND_ONLY or not close:
         return Verdict("no_peers")
@@ -74,12 +76,16 @@ def decide(candidate: Candidate, peers: Sequence[Peer], *, threshold: float, dup
         if substituted:
             blocked = [p for p in substituted if p.valid_at > candidate.valid_at or p.locked]
             if blocked:
-                return Verdict("conflict", tuple(blocked),
-                               "a substituted peer is stated later or locked, so it is not retired")
+                return Verdict(
+                    "conflict", tuple(blocked), "a substituted peer is stated later or locked, so it is not retired"
+                )
             return Verdict("refines", tuple(substituted), "same subject and predicate, another object")
     words = content_words(candidate.text)
     for peer in close:
-        if (peer.cosine >= duplicate_threshold and content_words(peer.text) == words
-                and not values_differ(peer.text, candidate.text)):
+        if (
+            peer.cosine >= duplicate_threshold
+            and content_words(peer.text) == words
+            and not values_differ(peer.text, candidate.text)
+        ):
             return Verdict("duplicate", (peer,), "the same content words at the duplicate threshold")
     return Verdict("conflict", tuple(close), "a close peer says something else")

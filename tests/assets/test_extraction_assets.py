@@ -1,4 +1,5 @@
 """The extraction group (queue drain and its sensor) and the extraction evals, materialized."""
+
 import dagster as dg
 
 from assets.evals import coref_mcnemar, extraction_observation_recall
@@ -11,8 +12,11 @@ TALK = [{"role": "user", "name": "Ana", "content": "I live in Lisbon."}]
 
 def test_the_sensor_launches_the_drain_for_new_work_and_the_drain_runs_it(tmp_path):
     home = tmp_path / "home"
-    resources = {"memory_home": MemoryHomeResource(home=str(home)), "embedder": EmbedderResource(name="hashing"),
-                 "llm": LLMResource()}
+    resources = {
+        "memory_home": MemoryHomeResource(home=str(home)),
+        "embedder": EmbedderResource(name="hashing"),
+        "llm": LLMResource(),
+    }
     sensor_context = dg.build_sensor_context(resources={"memory_home": resources["memory_home"]})
     assert isinstance(extraction_queue_sensor(sensor_context), dg.SkipReason)  # no home yet
     with Memory.open(home) as memory:
@@ -32,9 +36,11 @@ def test_the_sensor_launches_the_drain_for_new_work_and_the_drain_runs_it(tmp_pa
 
 def test_the_extraction_evals_report_or_say_why_they_were_skipped(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCORE_SHARED", str(tmp_path / "nowhere"))
-    resources = {"memory_home": MemoryHomeResource(home=str(tmp_path / "home")),
-                 "embedder": EmbedderResource(name="hashing"),
-                 "llm": LLMResource()}
+    resources = {
+        "memory_home": MemoryHomeResource(home=str(tmp_path / "home")),
+        "embedder": EmbedderResource(name="hashing"),
+        "llm": LLMResource(),
+    }
     result = dg.materialize([coref_mcnemar, extraction_observation_recall], resources=resources)
     assert result.success
     coref = result.asset_materializations_for_node("coref_mcnemar")[0].metadata

@@ -1,4 +1,5 @@
 """Maintenance assets against a temporary memory home, and the schedules that run them."""
+
 import dagster as dg
 
 from assets.definitions import defs
@@ -29,8 +30,7 @@ def test_expiry_sweep_applies_on_expire(tmp_path):
 def test_index_maintenance_catches_up_repairs_and_optimizes(tmp_path):
     home = tmp_path / "home"
     with Memory.open(home) as memory:  # written without an embedder: the index has not seen these
-        memory.for_run(Identity(tenant="t", user="u")).bulk_set([{"key": f"k{i}", "value": f"v {i}"}
-                                                                  for i in range(5)])
+        memory.for_run(Identity(tenant="t", user="u")).bulk_set([{"key": f"k{i}", "value": f"v {i}"} for i in range(5)])
     result = dg.materialize([index_maintenance], resources=resources(home))
     assert result.success
     metadata = result.asset_materializations_for_node("index_maintenance")[0].metadata
@@ -44,8 +44,13 @@ def test_defs_resolve_every_job_schedule_and_sensor():
         assert defs.resolve_schedule_def(schedule.name).job is not None
     for sensor in defs.sensors:
         assert defs.resolve_sensor_def(sensor.name).job is not None
-    assert {s.name for s in defs.schedules} >= {"hourly_expiry_sweep", "nightly_index_maintenance", "nightly_consolidation",
-                                                "resolver_every_15_minutes", "projection_repair_every_30_minutes"}
+    assert {s.name for s in defs.schedules} >= {
+        "hourly_expiry_sweep",
+        "nightly_index_maintenance",
+        "nightly_consolidation",
+        "resolver_every_15_minutes",
+        "projection_repair_every_30_minutes",
+    }
     assert {s.name for s in defs.sensors} == {"extraction_queue_sensor", "tenant_partitions_sensor"}
     for name in ("main", "expiry_sweep_job", "index_maintenance_job"):
         assert defs.resolve_job_def(name) is not None
@@ -64,7 +69,9 @@ def test_projection_repair_replays_failed_index_writes(tmp_path):
         fact = tool.set("k", "a value the index missed").version
         memory.flush()
         memory.store.record_projection_failure([fact], "disk full", fact.created_at)
-    result = dg.materialize([projection_repair], resources={"memory_home": MemoryHomeResource(home=str(home)),
-                                                            "embedder": EmbedderResource(name="hashing")})
+    result = dg.materialize(
+        [projection_repair],
+        resources={"memory_home": MemoryHomeResource(home=str(home)), "embedder": EmbedderResource(name="hashing")},
+    )
     md = result.asset_materializations_for_node("projection_repair")[0].metadata
     assert result.success and md["waiting"].value == 1 and md["repaired"].value == 1

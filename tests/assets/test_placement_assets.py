@@ -1,4 +1,5 @@
 """The placement group, materialized against a temporary memory home."""
+
 import dagster as dg
 
 from assets.placement import placed_facts, placement_as_constructed, placement_corpus
@@ -9,8 +10,11 @@ SMALL = {"ops": {"placement_corpus": {"config": {"seed": 5, "items": 60, "tenant
 
 
 def _materialize(home):
-    return dg.materialize([placement_corpus, placed_facts, placement_as_constructed],
-                          resources={"memory_home": MemoryHomeResource(home=str(home))}, run_config=SMALL)
+    return dg.materialize(
+        [placement_corpus, placed_facts, placement_as_constructed],
+        resources={"memory_home": MemoryHomeResource(home=str(home))},
+        run_config=SMALL,
+    )
 
 
 def test_placement_materializes_as_constructed_and_is_not_written_twice(tmp_path):
@@ -34,8 +38,12 @@ def test_placement_materializes_as_constructed_and_is_not_written_twice(tmp_path
 
 def test_the_placement_check_fails_when_a_fact_lands_elsewhere():
     passed = placement_as_constructed(placed_facts={"mismatches": [], "halves_apart": []})
-    failed = placement_as_constructed(placed_facts={"mismatches": [{"key": "k", "expected": ["tenant", "x"],
-                                                                    "got": ["user", "y"]}], "halves_apart": ["k2"]})
+    failed = placement_as_constructed(
+        placed_facts={
+            "mismatches": [{"key": "k", "expected": ["tenant", "x"], "got": ["user", "y"]}],
+            "halves_apart": ["k2"],
+        }
+    )
     assert passed.passed and not failed.passed and failed.metadata["halves_apart"].value == 1
 
 
@@ -53,6 +61,9 @@ def test_the_guides_become_searchable_documents_in_the_graph(tmp_path):
         assert hits and hits[0].key.startswith("doc:")
     empty = tmp_path / "empty"
     empty.mkdir()
-    skipped = dg.materialize([guide_documents], resources={"memory_home": MemoryHomeResource(home=str(home))},
-                             run_config={"ops": {"guide_documents": {"config": {"folder": str(empty)}}}})
+    skipped = dg.materialize(
+        [guide_documents],
+        resources={"memory_home": MemoryHomeResource(home=str(home))},
+        run_config={"ops": {"guide_documents": {"config": {"folder": str(empty)}}}},
+    )
     assert skipped.asset_materializations_for_node("guide_documents")[0].metadata["skipped"].value is True

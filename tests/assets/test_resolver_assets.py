@@ -1,4 +1,5 @@
 """The resolver loop offline end to end: the synthetic workload, then the scheduled pass."""
+
 import dagster as dg
 
 from assets.definitions import defs
@@ -11,10 +12,16 @@ from memory_core import Identity, Memory
 
 def test_the_scheduled_resolver_pass_judges_the_synthetic_corpus_offline(tmp_path):
     home = tmp_path / "home"
-    resources = {"memory_home": MemoryHomeResource(home=str(home)), "embedder": EmbedderResource(name="hashing"),
-                 "llm": LLMResource()}
-    loaded = dg.materialize([resolver_demo_statements], resources=resources,
-                            run_config={"ops": {"resolver_demo_statements": {"config": {"pairs": 40}}}})
+    resources = {
+        "memory_home": MemoryHomeResource(home=str(home)),
+        "embedder": EmbedderResource(name="hashing"),
+        "llm": LLMResource(),
+    }
+    loaded = dg.materialize(
+        [resolver_demo_statements],
+        resources=resources,
+        run_config={"ops": {"resolver_demo_statements": {"config": {"pairs": 40}}}},
+    )
     assert loaded.success
     [schedule] = [s for s in SCHEDULES if s.name == "resolver_every_15_minutes"]
     job = defs.resolve_job_def(schedule.job_name)
@@ -29,14 +36,17 @@ def test_the_scheduled_resolver_pass_judges_the_synthetic_corpus_offline(tmp_pat
         for record in records:  # every retirement recorded and undoable
             owner = memory.for_run(Identity(tenant=record["tenant"], user=record["owner_id"]))
             assert owner.restore(record["peer_key"]).verdict == "restored"
-    again = job.execute_in_process(resources=resources, run_config=low_floor)  # judged once per version: nothing left owed
+    again = job.execute_in_process(
+        resources=resources, run_config=low_floor
+    )  # judged once per version: nothing left owed
     assert again.asset_materializations_for_node("resolver_pass")[0].metadata["judged"].value == 0
 
 
 def test_the_calibration_asset_reports_bands_and_a_plot(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMCORE_SHARED", str(tmp_path / "nowhere"))
-    result = dg.materialize([resolver_calibration],
-                            resources={"memory_home": MemoryHomeResource(home=str(tmp_path / "home"))})
+    result = dg.materialize(
+        [resolver_calibration], resources={"memory_home": MemoryHomeResource(home=str(tmp_path / "home"))}
+    )
     assert result.success
     md = result.asset_materializations_for_node("resolver_calibration")[0].metadata
     assert md["pairs"].value > 300 and "were right" in md["findings"].value

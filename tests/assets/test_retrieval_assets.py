@@ -1,4 +1,5 @@
 """Retrieval and evaluation assets against a temporary memory home."""
+
 import json
 
 import dagster as dg
@@ -11,8 +12,12 @@ from assets.timeline import timeline_corpus, timeline_memory
 from memory_core import Identity, Memory
 from tests.fixtures.locomo_fixture import write_locomo_fixture
 
-SMALL = {"ops": {name: {"config": {"seed": 3, "subjects": 4, "tenant": "t-demo"}}
-                 for name in ("timeline_corpus", "timeline_memory")}}
+SMALL = {
+    "ops": {
+        name: {"config": {"seed": 3, "subjects": 4, "tenant": "t-demo"}}
+        for name in ("timeline_corpus", "timeline_memory")
+    }
+}
 
 
 def resources(home):
@@ -21,8 +26,11 @@ def resources(home):
 
 def test_retrieval_index_materializes_and_agrees_with_the_store(tmp_path):
     home = tmp_path / "home"
-    result = dg.materialize([timeline_corpus, timeline_memory, retrieval_index, index_agrees_with_heads],
-                            resources=resources(home), run_config=SMALL)
+    result = dg.materialize(
+        [timeline_corpus, timeline_memory, retrieval_index, index_agrees_with_heads],
+        resources=resources(home),
+        run_config=SMALL,
+    )
     assert result.success
     (check,) = result.get_asset_check_evaluations()
     assert check.passed and check.metadata["missing"].value == 0
@@ -39,14 +47,18 @@ def test_index_check_fails_when_the_index_misses_a_live_head(tmp_path):
         memory.for_run(Identity(tenant="t", user="u")).set("k", "indexed")
     with Memory.open(home) as memory:  # a write made without the index: the index now lags
         memory.for_run(Identity(tenant="t", user="u")).set("k2", "never indexed")
-    result = index_agrees_with_heads(memory_home=MemoryHomeResource(home=str(home)),
-                                     embedder=EmbedderResource(name="hashing"))
+    result = index_agrees_with_heads(
+        memory_home=MemoryHomeResource(home=str(home)), embedder=EmbedderResource(name="hashing")
+    )
     assert not result.passed and result.metadata["missing"].value == 1
 
 
 def test_locomo_asset_skips_cleanly_without_data(tmp_path):
-    result = dg.materialize([locomo_recall], resources=resources(tmp_path / "home"),
-                            run_config={"ops": {"locomo_recall": {"config": {"data": str(tmp_path / "absent")}}}})
+    result = dg.materialize(
+        [locomo_recall],
+        resources=resources(tmp_path / "home"),
+        run_config={"ops": {"locomo_recall": {"config": {"data": str(tmp_path / "absent")}}}},
+    )
     assert result.success
     md = result.asset_materializations_for_node("locomo_recall")[0].metadata
     assert md["skipped"].value is True and "absent" in md["reason"].value
@@ -55,8 +67,11 @@ def test_locomo_asset_skips_cleanly_without_data(tmp_path):
 def test_locomo_asset_reports_on_a_small_fixture(tmp_path):
     data = write_locomo_fixture(tmp_path / "locomo.json")
     config = {"data": str(data), "runs": "bm25_only,hashing:hybrid_rrf"}
-    result = dg.materialize([locomo_recall], resources=resources(tmp_path / "home"),
-                            run_config={"ops": {"locomo_recall": {"config": config}}})
+    result = dg.materialize(
+        [locomo_recall],
+        resources=resources(tmp_path / "home"),
+        run_config={"ops": {"locomo_recall": {"config": config}}},
+    )
     assert result.success
     md = result.asset_materializations_for_node("locomo_recall")[0].metadata
     assert md["bm25_only r@10"].value == pytest.approx(100.0)

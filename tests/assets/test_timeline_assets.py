@@ -1,4 +1,5 @@
 """The first Dagster slice, materialized against a temporary memory home."""
+
 import dataclasses
 import json
 
@@ -6,19 +7,35 @@ import dagster as dg
 
 from assets.definitions import defs
 from assets.resources import MemoryHomeResource
-from assets.timeline import (audit_chain_verifies, no_overlapping_live_intervals, timeline_corpus,
-                             timeline_memory, timeline_summary, probes_answer_as_constructed)
+from assets.timeline import (
+    audit_chain_verifies,
+    no_overlapping_live_intervals,
+    probes_answer_as_constructed,
+    timeline_corpus,
+    timeline_memory,
+    timeline_summary,
+)
 from memory_core import Identity, Memory
 from memory_core.store import KeyChange, WriteBatch
 
-SMALL = {"ops": {name: {"config": {"seed": 3, "subjects": 6, "tenant": "t-demo"}}
-                 for name in ("timeline_corpus", "timeline_memory", "timeline_memory_probes_answer_as_constructed")}}
+SMALL = {
+    "ops": {
+        name: {"config": {"seed": 3, "subjects": 6, "tenant": "t-demo"}}
+        for name in ("timeline_corpus", "timeline_memory", "timeline_memory_probes_answer_as_constructed")
+    }
+}
 
 
 def _materialize(home):
     return dg.materialize(
-        [timeline_corpus, timeline_memory, timeline_summary, no_overlapping_live_intervals, audit_chain_verifies,
-         probes_answer_as_constructed],
+        [
+            timeline_corpus,
+            timeline_memory,
+            timeline_summary,
+            no_overlapping_live_intervals,
+            audit_chain_verifies,
+            probes_answer_as_constructed,
+        ],
         resources={"memory_home": MemoryHomeResource(home=str(home))},
         run_config=SMALL,
     )
@@ -30,7 +47,10 @@ def test_the_slice_materializes_and_every_check_passes(tmp_path):
     assert result.success
     checks = result.get_asset_check_evaluations()
     assert {c.check_name for c in checks} == {
-        "no_overlapping_live_intervals", "audit_chain_verifies", "probes_answer_as_constructed"}
+        "no_overlapping_live_intervals",
+        "audit_chain_verifies",
+        "probes_answer_as_constructed",
+    }
     assert all(c.passed for c in checks)
     summary = json.loads((home / "reports" / "timeline_summary.json").read_text())
     assert summary["tables"]["memory_versions"] > 0 and summary["owners"] == 6
@@ -54,8 +74,7 @@ def _broken_overlap(home):
         tool = memory.for_run(Identity(tenant="t", user="u"))
         first = tool.set("city", "Berlin", valid_at="2024-01-01T00:00:00Z").version
         forged = dataclasses.replace(first, id="forged", fact_id="forged", value_json='"Paris"', version=2)
-        audit = dataclasses.replace(
-            memory.store.audit_rows()[-1].entry, version_ids="forged")
+        audit = dataclasses.replace(memory.store.audit_rows()[-1].entry, version_ids="forged")
         memory.store.apply(WriteBatch((KeyChange(tool.identity.namespace("user"), "city", (forged,)),), (audit,)))
 
 
@@ -113,8 +132,7 @@ def test_tenants_become_partitions_and_each_gets_a_report(tmp_path):
     result = tenant_partitions_sensor(dg.build_sensor_context(instance=instance, resources={"memory_home": resource}))
     assert sorted(r.partition_key for r in result.run_requests) == ["acme", "globex"]
     instance.add_dynamic_partitions("tenants", ["acme", "globex"])
-    done = dg.materialize([tenant_report], partition_key="acme", instance=instance,
-                          resources={"memory_home": resource})
+    done = dg.materialize([tenant_report], partition_key="acme", instance=instance, resources={"memory_home": resource})
     assert done.success
     md = done.asset_materializations_for_node("tenant_report")[0].metadata
     assert md["facts_active"].value == 1 and "data:image/png;base64" in md["plot"].value
@@ -134,8 +152,8 @@ def test_the_llm_resource_is_offline_by_default():
 
 
 def test_the_probe_check_fails_when_the_store_answers_otherwise(tmp_path):
-    from corpora.timeline import generate_timeline, load_timeline
     from assets.timeline import TimelineConfig
+    from corpora.timeline import generate_timeline, load_timeline
 
     home = tmp_path / "home"
     corpus = generate_timeline(seed=3, subjects=3)
@@ -143,7 +161,9 @@ def test_the_probe_check_fails_when_the_store_answers_otherwise(tmp_path):
         load_timeline(memory, corpus, tenant="t-demo", run="r")
         memory.store.query("UPDATE memory_versions SET value_json = '\"Atlantis\"' WHERE key = 'city'")
         memory.store._cache.clear()
-    result = probes_answer_as_constructed(memory_home=MemoryHomeResource(home=str(home)),
-                                          config=TimelineConfig(seed=3, subjects=3, tenant="t-demo"),
-                                          timeline_corpus=corpus)
+    result = probes_answer_as_constructed(
+        memory_home=MemoryHomeResource(home=str(home)),
+        config=TimelineConfig(seed=3, subjects=3, tenant="t-demo"),
+        timeline_corpus=corpus,
+    )
     assert not result.passed and result.metadata["right"].value < result.metadata["probes"].value

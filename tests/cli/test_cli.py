@@ -1,4 +1,5 @@
 """`memcore`: one JSON document per command, typed errors, nothing changed on error."""
+
 import json
 import subprocess
 import sys
@@ -48,18 +49,23 @@ def test_known_at_from_the_cli(home):
     assert doc["fact"]["value"] == "old"
 
 
-@pytest.mark.parametrize("args,code", [
-    (("set", "k", "v", "--valid-at", "2024-01-01T00:00:00"), "NAIVE_DATETIME"),
-    (("set", "k", "v", "--valid-at", "soon"), "MALFORMED_TIMESTAMP"),
-    (("set", "k", "v", "--valid-at", "2024-02-01T00:00:00Z", "--invalid-at", "2024-01-01T00:00:00Z"),
-     "INVALID_INTERVAL"),
-    (("set", "k", "v", "--scope", "team"), "UNKNOWN_SCOPE"),
-    (("set", "k", "v", "--scope", "global"), "SCOPE_FORBIDDEN"),
-    (("set", "", "v"), "EMPTY_KEY"),
-    (("delete", "missing"), "NOT_FOUND"),
-    (("restore", "k"), "NOTHING_TO_RESTORE"),
-    (("frobnicate",), "USAGE"),
-])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (("set", "k", "v", "--valid-at", "2024-01-01T00:00:00"), "NAIVE_DATETIME"),
+        (("set", "k", "v", "--valid-at", "soon"), "MALFORMED_TIMESTAMP"),
+        (
+            ("set", "k", "v", "--valid-at", "2024-02-01T00:00:00Z", "--invalid-at", "2024-01-01T00:00:00Z"),
+            "INVALID_INTERVAL",
+        ),
+        (("set", "k", "v", "--scope", "team"), "UNKNOWN_SCOPE"),
+        (("set", "k", "v", "--scope", "global"), "SCOPE_FORBIDDEN"),
+        (("set", "", "v"), "EMPTY_KEY"),
+        (("delete", "missing"), "NOT_FOUND"),
+        (("restore", "k"), "NOTHING_TO_RESTORE"),
+        (("frobnicate",), "USAGE"),
+    ],
+)
 def test_errors_are_one_json_object_exit_non_zero_and_change_nothing(home, args, code):
     run(home, "set", "k", "v")
     with Memory.open(home) as m:
@@ -83,8 +89,27 @@ def test_missing_tenant_is_an_error(home):
 
 
 def test_console_script_runs_as_a_process(home):
-    proc = subprocess.run([sys.executable, "-m", "memory_core.cli", "--home", str(home), "--embedder", "none", "--tenant", "acme",
-                           "--user", "ana", "set", "k", "[1, 2]", "--json"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memory_core.cli",
+            "--home",
+            str(home),
+            "--embedder",
+            "none",
+            "--tenant",
+            "acme",
+            "--user",
+            "ana",
+            "set",
+            "k",
+            "[1, 2]",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["version"]["value"] == [1, 2]
 

@@ -1,4 +1,5 @@
 """`memcore` write and lifecycle verbs: each one JSON document, refusals typed and writing nothing."""
+
 import json
 
 from memory_core import Memory
@@ -16,8 +17,12 @@ def test_set_options_lock_pin_and_their_refusals(home):
     assert code == 1 and doc["error"]["code"] == "PINNED_CONFLICT" and doc["error"]["status"] == 409
     assert run(home, "lock", "dob")[1]["verdict"] == "locked"
     code, doc = run(home, "set", "dob", "1991-01-01", "--string", "--pin")
-    assert doc["error"] == {"code": "LOCKED", "status": 423, "message": doc["error"]["message"],
-                            "details": {"key": "dob"}}
+    assert doc["error"] == {
+        "code": "LOCKED",
+        "status": 423,
+        "message": doc["error"]["message"],
+        "details": {"key": "dob"},
+    }
     assert run(home, "unlock", "dob")[1]["verdict"] == "unlocked"
     sha = run(home, "get", "dob")[1]["fact"]["content_sha256"]
     code, doc = run(home, "set", "dob", "1991-01-01", "--string", "--pin", "--if-match", "0" * 64)
@@ -81,7 +86,7 @@ def test_configure_is_admin_only_and_refusals_write_nothing(home):
     assert doc["error"]["code"] == "INVALID_INPUT"
     with Memory.open(home) as memory:
         before = store_snapshot(memory)
-    code, doc = run(home, "configure", "char_limit=8", "blacklist=[\"codename\"]", identity=ADMIN)
+    code, doc = run(home, "configure", "char_limit=8", 'blacklist=["codename"]', identity=ADMIN)
     assert code == 0 and doc["char_limit"] == 8
     assert run(home, "set", "bio", "a long biography")[1]["error"]["code"] == "CHAR_LIMIT_EXCEEDED"
     assert run(home, "configure-type", "otp", "retention_days=1", identity=ADMIN)[1]["retention_days"] == 1
@@ -115,7 +120,10 @@ def test_ontology_and_placement(home, tmp_path):
     assert code == 0 and doc["version"] == 1 and doc["types"]["service"]["memory_scope"] == "tenant"
     assert run(home, "ontology-get")[1]["version"] == 1
     assert run(home, "place", "checkout-api", "service")[1] == {
-        "scope": "tenant", "reason": "placed_in_tenant", "detail": run(home, "place", "checkout-api", "service")[1]["detail"]}
+        "scope": "tenant",
+        "reason": "placed_in_tenant",
+        "detail": run(home, "place", "checkout-api", "service")[1]["detail"],
+    }
     assert run(home, "place", "checkout-api", "service", "--known-types", "person")[1]["scope"] == "user"
 
 
@@ -133,8 +141,16 @@ def test_document_verbs(home, tmp_path):
 
 
 def test_graph_verbs_relations_and_placed_set(home, tmp_path):
-    code, doc = run(home, "set", "home", "I live in London", "--relation", "I|lives in|London",
-                    "--relation", '{"subject": "I", "relation": "works at", "object": "Acme"}')
+    code, doc = run(
+        home,
+        "set",
+        "home",
+        "I live in London",
+        "--relation",
+        "I|lives in|London",
+        "--relation",
+        '{"subject": "I", "relation": "works at", "object": "Acme"}',
+    )
     assert code == 0 and [r["object"] for r in doc["version"]["relations"]] == ["london", "acme"]
     code, doc = run(home, "list-facts", "I", "--relation", "lives in")
     assert code == 0 and [(f["relation"], f["object"]) for f in doc["facts"]] == [("lives_in", "london")]
@@ -146,9 +162,20 @@ def test_graph_verbs_relations_and_placed_set(home, tmp_path):
     ontology = tmp_path / "ontology.md"
     ontology.write_text("## service\n- `@memory_scope` tenant\n")
     run(home, "ontology-set", str(ontology), identity=ADMIN)
-    code, doc = run(home, "set", "owner", "team payments owns checkout-api", "--scope", "auto",
-                    "--subject", "checkout-api", "--subject-type", "service",
-                    "--relation", "checkout-api|owned by|team payments")
+    code, doc = run(
+        home,
+        "set",
+        "owner",
+        "team payments owns checkout-api",
+        "--scope",
+        "auto",
+        "--subject",
+        "checkout-api",
+        "--subject-type",
+        "service",
+        "--relation",
+        "checkout-api|owned by|team payments",
+    )
     assert code == 0 and doc["placement"]["reason"] == "placed_in_tenant"
     assert run(home, "list-facts", "checkout-api", "--scope", "tenant")[1]["count"] == 1
     assert run(home, "list-facts", "checkout-api")[1]["count"] == 0

@@ -1,4 +1,5 @@
 """The hash-chained audit log: one hash-only row per write, tampering detected."""
+
 import pytest
 
 from memory_core.cli import main
@@ -23,13 +24,16 @@ def test_one_hash_only_row_per_write_and_the_chain_verifies(written):
     assert written.verify_audit().ok
 
 
-@pytest.mark.parametrize("tamper", [
-    "UPDATE audit_log SET actor = 'agent:mallory' WHERE seq = 2",
-    "UPDATE audit_log SET content_sha256 = repeat('0', 64) WHERE seq = 1",
-    "DELETE FROM audit_log WHERE seq = 3",
-    "DELETE FROM audit_log WHERE seq = 5",
-    "UPDATE audit_log SET seq = CASE seq WHEN 2 THEN 3 WHEN 3 THEN 2 END WHERE seq IN (2, 3)",
-])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        "UPDATE audit_log SET actor = 'agent:mallory' WHERE seq = 2",
+        "UPDATE audit_log SET content_sha256 = repeat('0', 64) WHERE seq = 1",
+        "DELETE FROM audit_log WHERE seq = 3",
+        "DELETE FROM audit_log WHERE seq = 5",
+        "UPDATE audit_log SET seq = CASE seq WHEN 2 THEN 3 WHEN 3 THEN 2 END WHERE seq IN (2, 3)",
+    ],
+)
 def test_editing_removing_or_reordering_a_row_fails_verification(written, tamper):
     written.store.query(tamper)
     report = written.verify_audit()

@@ -1,22 +1,39 @@
 """Bad input: a typed error with a clear message, and the store exactly as it was."""
+
 from datetime import datetime
 
 import pytest
 
 from memory_core import Identity, Memory
-from memory_core.errors import (EmptyKey, HomeNotFound, IdentityIncomplete, InvalidInterval, MalformedTimestamp,
-                                MemcoreError, NaiveDatetime, NotSerializable, ScopeForbidden, UnknownKind,
-                                UnknownScope)
+from memory_core.errors import (
+    EmptyKey,
+    HomeNotFound,
+    IdentityIncomplete,
+    InvalidInterval,
+    MalformedTimestamp,
+    MemcoreError,
+    NaiveDatetime,
+    NotSerializable,
+    ScopeForbidden,
+    UnknownKind,
+    UnknownScope,
+)
 from tests.conftest import store_snapshot, utc
 
 CASES = [
     ("naive valid_at", lambda t: t.set("k", 1, valid_at=datetime(2024, 1, 1)), NaiveDatetime),
     ("naive iso string", lambda t: t.set("k", 1, valid_at="2024-01-01T00:00:00"), NaiveDatetime),
     ("naive as_of", lambda t: t.get("k", as_of=datetime(2024, 1, 1)), NaiveDatetime),
-    ("invalid_at == valid_at", lambda t: t.set("k", 1, valid_at=utc(2024, 1, 1), invalid_at=utc(2024, 1, 1)),
-     InvalidInterval),
-    ("invalid_at before valid_at", lambda t: t.set("k", 1, valid_at=utc(2024, 2, 1), invalid_at=utc(2024, 1, 1)),
-     InvalidInterval),
+    (
+        "invalid_at == valid_at",
+        lambda t: t.set("k", 1, valid_at=utc(2024, 1, 1), invalid_at=utc(2024, 1, 1)),
+        InvalidInterval,
+    ),
+    (
+        "invalid_at before valid_at",
+        lambda t: t.set("k", 1, valid_at=utc(2024, 2, 1), invalid_at=utc(2024, 1, 1)),
+        InvalidInterval,
+    ),
     ("unknown scope", lambda t: t.set("k", 1, scope="team"), UnknownScope),
     ("unknown scope on read", lambda t: t.list(scope="planet"), UnknownScope),
     ("global without admin", lambda t: t.set("k", 1, scope="global"), ScopeForbidden),

@@ -1,4 +1,5 @@
 """bulk_set and import: all rows or none, the skip reports, intra-batch verdicts, import keys."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -11,9 +12,9 @@ from memory_core import Identity, Status
 from memory_core.errors import CharLimitExceeded, InvalidInput, MemcoreError
 from memory_core.identity import Scope
 from memory_core.model import Provenance
-from memory_core.write.settle import entry_request, make_request
 from memory_core.store.duckdb_store import DuckDBStore
 from memory_core.write.bulk import import_key
+from memory_core.write.settle import entry_request, make_request
 from tests.conftest import T0, store_snapshot
 
 
@@ -109,11 +110,16 @@ def test_bulk_set_reports_skipped_pinned_locked_unchanged_and_blacklisted(tool):
     tool.lock("locked1")
     tool.set("same1", "three")
     tool.configure(blacklist=["forbidden"])
-    result = tool.bulk_set([
-        {"key": "pinned1", "value": "changed"}, {"key": "locked1", "value": "changed"},
-        {"key": "same1", "value": "three"}, {"key": "bad1", "value": "a forbidden word"},
-        {"key": "new1", "value": "fresh"}, {"key": "new1", "value": "fresh"},
-    ])
+    result = tool.bulk_set(
+        [
+            {"key": "pinned1", "value": "changed"},
+            {"key": "locked1", "value": "changed"},
+            {"key": "same1", "value": "three"},
+            {"key": "bad1", "value": "a forbidden word"},
+            {"key": "new1", "value": "fresh"},
+            {"key": "new1", "value": "fresh"},
+        ]
+    )
     assert result.skipped_pinned == ("pinned1",) and result.skipped_locked == ("locked1",)
     assert result.skipped_unchanged == ("same1", "new1") and result.skipped_blacklisted == ("bad1",)
     assert result.verdicts == {"new1": "created"}
@@ -139,16 +145,18 @@ def test_last_writer_wins_per_key_inside_a_batch(tool):
 
 
 def test_intra_batch_pairs_are_judged(tool):
-    result = tool.bulk_set([{"key": "t1", "value": "User prefers dark mode"},
-                            {"key": "t2", "value": "User prefers light mode"}])
+    result = tool.bulk_set(
+        [{"key": "t1", "value": "User prefers dark mode"}, {"key": "t2", "value": "User prefers light mode"}]
+    )
     assert result.verdicts == {"t1": "created", "t2": "refines"}
     assert tool.get("t1") is None and tool.get("t2").value == "User prefers light mode"
 
 
 def test_the_peer_check_reaches_only_the_first_bulk_check_cap_entries(tool):
     tool.configure(bulk_check_cap=1)
-    result = tool.bulk_set([{"key": "t1", "value": "User prefers dark mode"},
-                            {"key": "t2", "value": "User prefers light mode"}])
+    result = tool.bulk_set(
+        [{"key": "t1", "value": "User prefers dark mode"}, {"key": "t2", "value": "User prefers light mode"}]
+    )
     assert (result.peer_checked, result.peer_check_skipped) == (1, 1)
     assert result.verdicts == {"t1": "created", "t2": "created"}
 
@@ -161,10 +169,13 @@ def test_bulk_dry_run_writes_nothing(tool, memory):
 
 # -- import ------------------------------------------------------------------------------------
 
+
 def test_import_keys_items_by_a_digest_of_their_text_and_writes_oldest_first(tool):
-    items = [{"text": "moved to Lisbon", "valid_at": "2024-03-01T00:00:00Z"},
-             "likes espresso",
-             {"text": "moved to Porto", "valid_at": "2023-01-01T00:00:00Z"}]
+    items = [
+        {"text": "moved to Lisbon", "valid_at": "2024-03-01T00:00:00Z"},
+        "likes espresso",
+        {"text": "moved to Porto", "valid_at": "2023-01-01T00:00:00Z"},
+    ]
     result = tool.import_items(items)
     key = import_key("moved to Lisbon")
     assert key.startswith("import:") and len(key) == len("import:") + 24
@@ -209,9 +220,11 @@ def test_imported_rows_keep_their_valid_time(tool):
     assert fact is not None and fact.status is Status.ACTIVE
 
 
-_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-                     max_leaves=6)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -227,5 +240,6 @@ def test_a_plain_entry_makes_the_request_every_default_makes(key, value):
         except MemcoreError as exc:
             return type(exc), exc.message.removeprefix("entry 0: ")
 
-    assert outcome(lambda: entry_request(namespace, 0, {"key": key, "value": value}, provenance, T0)) \
-        == outcome(lambda: make_request(namespace, key, value, provenance, T0))
+    assert outcome(lambda: entry_request(namespace, 0, {"key": key, "value": value}, provenance, T0)) == outcome(
+        lambda: make_request(namespace, key, value, provenance, T0)
+    )

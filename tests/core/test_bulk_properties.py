@@ -2,6 +2,7 @@
 
 (Proposals are left out: a bulk entry repeating a proposal's bytes writes nothing, by design, so
 a replayed batch never turns a proposal into a fact; test_bulk.py holds that example.)"""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -14,12 +15,16 @@ from tests.conftest import T0
 
 DAY = timedelta(days=1)
 entries = st.lists(
-    st.fixed_dictionaries({
-        "key": st.sampled_from(["a", "b", "c", "d"]),
-        "value": st.sampled_from(["red", "green", "blue", 7, [1, 2]]),
-        "valid_at": st.integers(-30, 30).map(lambda d: (T0 + d * DAY).isoformat()),
-    }, optional={"pin": st.just(True)}),
-    min_size=1, max_size=12,
+    st.fixed_dictionaries(
+        {
+            "key": st.sampled_from(["a", "b", "c", "d"]),
+            "value": st.sampled_from(["red", "green", "blue", 7, [1, 2]]),
+            "valid_at": st.integers(-30, 30).map(lambda d: (T0 + d * DAY).isoformat()),
+        },
+        optional={"pin": st.just(True)},
+    ),
+    min_size=1,
+    max_size=12,
 )
 
 
@@ -28,8 +33,9 @@ def answers(tool, keys, probes):
     for key in keys:
         for as_of in probes:
             fact = tool.get(key, as_of=as_of)
-            out[(key, as_of)] = None if fact is None else (fact.value, fact.status.value, fact.pinned,
-                                                           fact.valid_at, fact.invalid_at)
+            out[(key, as_of)] = (
+                None if fact is None else (fact.value, fact.status.value, fact.pinned, fact.valid_at, fact.invalid_at)
+            )
     return out
 
 

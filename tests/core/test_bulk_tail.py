@@ -1,5 +1,6 @@
 """A batch's fresh tail (new keys past the peer-check cap, kept as columns) lands exactly as the
 row-object path would write it: the same stored rows, the same cache, the same index rows."""
+
 from __future__ import annotations
 
 import threading
@@ -23,10 +24,22 @@ ENTRIES = [
     {"key": "pinned", "value": "blood type O", "pin": True, "confidence": 0.7},
     {"key": "proposal", "value": "may move to Porto", "proposed": True},
     {"key": "secret", "value": "card 4111 1111 1111 1111"},  # high: stored, never embedded or indexed
-    {"key": "quoted", "value": "moved to Lisbon", "subject": "Ana", "context": "moving",
-     "source_quote": "I moved to Lisbon", "source_turn": "D1:3", "source_span": [2, 17]},
-    {"key": "dated", "value": "lived in Oslo", "valid_at": (T0 - timedelta(days=400)).isoformat(),
-     "invalid_at": (T0 - timedelta(days=30)).isoformat(), "observed_at": (T0 - timedelta(days=2)).isoformat()},
+    {
+        "key": "quoted",
+        "value": "moved to Lisbon",
+        "subject": "Ana",
+        "context": "moving",
+        "source_quote": "I moved to Lisbon",
+        "source_turn": "D1:3",
+        "source_span": [2, 17],
+    },
+    {
+        "key": "dated",
+        "value": "lived in Oslo",
+        "valid_at": (T0 - timedelta(days=400)).isoformat(),
+        "invalid_at": (T0 - timedelta(days=30)).isoformat(),
+        "observed_at": (T0 - timedelta(days=2)).isoformat(),
+    },
     {"key": "derived", "value": "likes green tea", "source_class": "derived", "sensitivity": "low"},
     {"key": "repeated", "value": "first spelling"},
     {"key": "repeated", "value": "second spelling"},  # named twice: kept as row objects, not in the tail
@@ -136,7 +149,9 @@ def test_batches_and_point_writes_from_several_threads_leave_store_cache_and_ind
         def batches(n: int) -> None:
             try:
                 for b in range(3):
-                    tool.bulk_set([{"key": f"b{n}-{b}-{i}", "value": f"value {n} {b} {i} of a batch"} for i in range(120)])
+                    tool.bulk_set(
+                        [{"key": f"b{n}-{b}-{i}", "value": f"value {n} {b} {i} of a batch"} for i in range(120)]
+                    )
             except BaseException as exc:  # noqa: BLE001 - reported below
                 failures.append(exc)
 

@@ -1,4 +1,5 @@
 """The Document plane: chunks that give the body back, entity metadata, search, history."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -10,7 +11,8 @@ from memory_core.documents import chunk_markdown
 from memory_core.errors import InvalidInput, NotFound
 from tests.conftest import store_snapshot
 
-RUNBOOK = """Owned by the platform team.
+RUNBOOK = (
+    """Owned by the platform team.
 
 # Checkout API runbook
 
@@ -27,7 +29,10 @@ make deploy SERVICE=checkout-api
 
 ## Rollback
 
-""" + "Roll back with the previous image tag and page the owner. " * 40 + "\n"
+"""
+    + "Roll back with the previous image tag and page the owner. " * 40
+    + "\n"
+)
 
 
 @pytest.fixture
@@ -51,8 +56,14 @@ def test_put_get_list_search_and_delete(tool, clock):
     doc = tool.doc_get("checkout-runbook")
     assert doc["body"] == RUNBOOK and doc["title"] == "Checkout API runbook" and doc["entity"]
     assert doc["metadata"]["owner"] == "platform"
-    assert tool.doc_list() == [{"key": "checkout-runbook", "title": "Checkout API runbook",
-                                "chunks": result.details["chunks"], "metadata": meta}]
+    assert tool.doc_list() == [
+        {
+            "key": "checkout-runbook",
+            "title": "Checkout API runbook",
+            "chunks": result.details["chunks"],
+            "metadata": meta,
+        }
+    ]
     hits = tool.search("how many approvals before deploy", sources=["document"]).hits
     assert hits and hits[0].key.startswith("doc:checkout-runbook#") and hits[0].kind.value == "document"
     assert "approvals" in hits[0].value
@@ -60,8 +71,12 @@ def test_put_get_list_search_and_delete(tool, clock):
     tool.doc_delete("checkout-runbook")
     assert tool.doc_get("checkout-runbook") is None and tool.doc_list() == []
     assert tool.search("approvals", sources=["document"]).hits == ()
-    assert tool.doc_get("checkout-runbook", as_of=clock.now() - timedelta(hours=1),
-                        known_at=clock.now() - timedelta(hours=1))["body"] == RUNBOOK
+    assert (
+        tool.doc_get(
+            "checkout-runbook", as_of=clock.now() - timedelta(hours=1), known_at=clock.now() - timedelta(hours=1)
+        )["body"]
+        == RUNBOOK
+    )
 
 
 def test_a_second_put_rewrites_only_what_changed_and_retires_dropped_chunks(tool, clock):
@@ -76,14 +91,18 @@ def test_a_second_put_rewrites_only_what_changed_and_retires_dropped_chunks(tool
     assert tool.doc_put("notes", "# A\n\nalpha\n\n# B\n\nBETA\n").verdict == "unchanged"
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"doc_key": "", "body": "# x"},
-    {"doc_key": "a#b", "body": "# x"},
-    {"doc_key": "k", "body": "   "},
-    {"doc_key": "k", "body": "# x", "metadata": {"subject": "only the subject"}},
-    {"doc_key": "k", "body": "# x", "metadata": {"nested": {"a": 1}}},
-    {"doc_key": "k", "body": "# x", "metadata": ["not", "an", "object"]},
-], ids=["empty-key", "hash-in-key", "empty-body", "partial-entity", "nested-metadata", "metadata-list"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"doc_key": "", "body": "# x"},
+        {"doc_key": "a#b", "body": "# x"},
+        {"doc_key": "k", "body": "   "},
+        {"doc_key": "k", "body": "# x", "metadata": {"subject": "only the subject"}},
+        {"doc_key": "k", "body": "# x", "metadata": {"nested": {"a": 1}}},
+        {"doc_key": "k", "body": "# x", "metadata": ["not", "an", "object"]},
+    ],
+    ids=["empty-key", "hash-in-key", "empty-body", "partial-entity", "nested-metadata", "metadata-list"],
+)
 def test_bad_documents_are_refused_and_write_nothing(tool, kwargs):
     memory = tool._memory
     before = store_snapshot(memory)

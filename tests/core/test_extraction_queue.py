@@ -1,4 +1,5 @@
 """The deferred extraction queue: leases, backoff, unreachable providers, retries, a killed worker."""
+
 import os
 import signal
 import subprocess
@@ -32,6 +33,7 @@ class Failing:
 
     def extract(self, turns, *, session_date):
         from memory_core.extraction.rules import RuleExtractor
+
         if self.errors:
             raise self.errors.pop(0)
         return RuleExtractor().extract(turns, session_date=session_date)
@@ -43,8 +45,13 @@ def test_a_queued_conversation_is_read_later_and_search_says_so_meanwhile(indexe
     found = ana.recall("where does Ana live")
     assert found.pending_extraction == 1 and any("still queued" in n for n in found.notes)
     assert ana.extraction_queue_status() == {"pending": 1, "running": 0, "done": 0, "failed": 0}
-    assert indexed_memory.run_extraction_queue(worker="w1") == {"done": 1, "failed": 0, "waiting": 0, "lease_lost": 0,
-                                                      "claimed": 1}
+    assert indexed_memory.run_extraction_queue(worker="w1") == {
+        "done": 1,
+        "failed": 0,
+        "waiting": 0,
+        "lease_lost": 0,
+        "claimed": 1,
+    }
     assert ana.get("ana:lives_in").value == "Ana lives in Lisbon"
     [status] = ana.extraction_status([queue_id])
     assert status["status"] == "done" and status["result"]["written"] == ["ana:lives_in"]
@@ -116,8 +123,12 @@ def test_the_queue_survives_a_worker_killed_mid_batch(home):
     with Memory.open(home, embedder="hashing") as memory:
         tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
         ids = [tool.enqueue_extraction(TALK, session=f"s{i}") for i in range(3)]
-    worker = subprocess.Popen([sys.executable, "-c", WORKER, str(home)], stdout=subprocess.PIPE, text=True,
-                              cwd=Path(__file__).resolve().parents[2])
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER, str(home)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     try:
         assert worker.stdout.readline().strip() == "3"
     finally:

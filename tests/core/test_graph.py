@@ -1,4 +1,5 @@
 """The entity graph: triples stated by rows, one value current, retirements followed, Undo."""
+
 from datetime import timedelta
 
 import pytest
@@ -19,7 +20,8 @@ def gclock():
 def gmem(home, gclock):
     with Memory.open(home, clock=gclock, embedder="hashing") as memory:
         memory.for_run(Identity(tenant="acme", user="ana", admin=True)).configure(
-            single_valued=["lives_in", "works_at"])
+            single_valued=["lives_in", "works_at"]
+        )
         yield memory
 
 
@@ -46,9 +48,14 @@ def test_named_relations_are_stored_canonical_and_linked_to_their_row(ana):
 
 def test_relations_are_validated_and_a_refusal_writes_nothing(gmem, ana):
     before = store_snapshot(gmem)
-    for bad in ("lives in London", [["I", "lives in"]], [{"subject": "I", "relation": "x", "object": ""}],
-                [["I", "r", str(i)] for i in range(9)], [["I", "r", "x"], ["i", "R", "X"]],
-                [{"subject": "I", "relation": "r", "object": "x", "colour": "red"}]):
+    for bad in (
+        "lives in London",
+        [["I", "lives in"]],
+        [{"subject": "I", "relation": "x", "object": ""}],
+        [["I", "r", str(i)] for i in range(9)],
+        [["I", "r", "x"], ["i", "R", "X"]],
+        [{"subject": "I", "relation": "r", "object": "x", "colour": "red"}],
+    ):
         with pytest.raises(InvalidInput):
             ana.set("home", "I live in London", relations=bad)
     assert store_snapshot(gmem) == before
@@ -73,12 +80,16 @@ def test_multi_valued_relations_keep_every_value(ana, gclock):
 
 
 def test_london_until_december_stays_current_beside_a_newer_value_until_its_end(ana, gclock):
-    ana.set("home", "I live in London until December", valid_at="2025-10-01T00:00:00Z",
-            relations=lives("London", valid_to="2025-12-01T00:00:00Z"))
+    ana.set(
+        "home",
+        "I live in London until December",
+        valid_at="2025-10-01T00:00:00Z",
+        relations=lives("London", valid_to="2025-12-01T00:00:00Z"),
+    )
     gclock.advance(timedelta(days=14))
     ana.set("flat", "I live in Paris", relations=lives("Paris"))
-    assert current(ana) == ["london", "paris"]                        # its own end has not come
-    assert current(ana, as_of="2025-12-02T00:00:00Z") == ["paris"]    # and then it ends by itself
+    assert current(ana) == ["london", "paris"]  # its own end has not come
+    assert current(ana, as_of="2025-12-02T00:00:00Z") == ["paris"]  # and then it ends by itself
     [london] = [f for f in ana.list_facts("user", as_of="2025-11-01T00:00:00Z") if f.object == "london"]
     assert london.ended_at is None and london.valid_to == utc(2025, 12, 1)
 
@@ -191,9 +202,15 @@ def test_a_high_row_a_proposal_and_a_dry_run_hold_no_graph_facts(gmem, ana):
 
 
 def test_graph_recall_walks_hops_and_returns_entity_types(ana):
-    ana.set("svc", "checkout-api depends on payments-db", subject="checkout-api", subject_type="service",
-            relations=[{"subject": "checkout-api", "relation": "depends on", "object": "payments-db",
-                        "object_type": "database"}])
+    ana.set(
+        "svc",
+        "checkout-api depends on payments-db",
+        subject="checkout-api",
+        subject_type="service",
+        relations=[
+            {"subject": "checkout-api", "relation": "depends on", "object": "payments-db", "object_type": "database"}
+        ],
+    )
     ana.set("db", "payments-db runs on host-7", relations=[["payments-db", "runs on", "host-7"]])
     one = ana.graph_recall("checkout-api")
     assert [(f.subject, f.relation, f.object) for f in one.facts] == [("checkout-api", "depends_on", "payments-db")]
@@ -208,8 +225,11 @@ def test_graph_recall_walks_hops_and_returns_entity_types(ana):
 
 
 def test_an_entity_chunk_joins_the_graph_and_prose_does_not(ana, gclock):
-    ana.doc_put("runbook", "# Checkout\n\nRestart the pods.\n\n## Alerts\n\nPage the on-call.",
-                metadata={"subject": "checkout-api", "entity_type": "service", "fact_class": "runbook"})
+    ana.doc_put(
+        "runbook",
+        "# Checkout\n\nRestart the pods.\n\n## Alerts\n\nPage the on-call.",
+        metadata={"subject": "checkout-api", "entity_type": "service", "fact_class": "runbook"},
+    )
     ana.doc_put("notes", "# Notes\n\nSome prose.")
     found = ana.graph_recall("checkout-api")
     assert [d["key"] for d in found.documents] == ["doc:runbook#0000", "doc:runbook#0001"]
@@ -240,10 +260,13 @@ def test_redaction_leaves_no_triple_of_the_value(gmem, ana, gclock):
 
 def test_a_document_put_again_with_another_subject_moves_its_chunks_in_the_graph(ana, gclock):
     body = "# Checkout\n\nRestart the pods."
-    ana.doc_put("runbook", body, metadata={"subject": "checkout-api", "entity_type": "service", "fact_class": "runbook"})
+    ana.doc_put(
+        "runbook", body, metadata={"subject": "checkout-api", "entity_type": "service", "fact_class": "runbook"}
+    )
     gclock.advance(timedelta(hours=1))
-    again = ana.doc_put("runbook", body, metadata={"subject": "billing-api", "entity_type": "service",
-                                                   "fact_class": "runbook"})
+    again = ana.doc_put(
+        "runbook", body, metadata={"subject": "billing-api", "entity_type": "service", "fact_class": "runbook"}
+    )
     assert again.details["chunks_unchanged"] == 0  # the text is the same, the graph facts are not
     assert [d["key"] for d in ana.graph_recall("billing-api").documents] == ["doc:runbook#0000"]
     assert ana.graph_recall("checkout-api").documents == ()  # the chunk no longer names it

@@ -2,6 +2,7 @@
 
 The generator replays what the store does: statements arrive one by one (each followed by the
 repair), and a statement's rows may be retired later (closing it if still open, then the repair)."""
+
 import dataclasses
 import random
 from datetime import timedelta
@@ -29,8 +30,16 @@ def histories(draw):
         dated = draw(st.booleans())
         start = (seen - timedelta(hours=draw(st.integers(0, 72)))) if dated else seen
         bounded = draw(st.integers(0, 4)) == 0
-        obs = Observation(f"t{i}", "user", "lives_in", draw(st.sampled_from(["accra", "bern", "cairo", "dakar"])),
-                          start, dated, (start + timedelta(days=3)) if bounded else None, seen)
+        obs = Observation(
+            f"t{i}",
+            "user",
+            "lives_in",
+            draw(st.sampled_from(["accra", "bern", "cairo", "dakar"])),
+            start,
+            dated,
+            (start + timedelta(days=3)) if bounded else None,
+            seen,
+        )
         events.append((seen, "arrive", obs))
         if draw(st.integers(0, 3)) == 0:
             events.append((seen + timedelta(hours=draw(st.integers(0, 48)), microseconds=1), "retire", obs.triple_id))
@@ -39,8 +48,12 @@ def histories(draw):
         if kind == "arrive":
             stored.append(item)
         else:
-            stored = [dataclasses.replace(o, ended_at=max(o.start, at), end_reason=RETIRED)
-                      if o.triple_id == item and o.ended_at is None else o for o in stored]
+            stored = [
+                dataclasses.replace(o, ended_at=max(o.start, at), end_reason=RETIRED)
+                if o.triple_id == item and o.ended_at is None
+                else o
+                for o in stored
+            ]
         stored = _repaired(stored)
     return stored
 

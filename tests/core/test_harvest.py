@@ -1,4 +1,5 @@
 """The harvest bridge at all three distillation boundaries, and everything that must not fail a run."""
+
 from datetime import timedelta
 
 import pytest
@@ -15,8 +16,14 @@ def transcript(n=30):
     cities = ["Lisbon", "Porto", "Madrid", "Oslo", "Rome"]
     out = []
     for i in range(n):
-        out.append({"role": "user", "name": "Ana", "content": f"Turn {i}. I moved to {cities[i % 5]} and it is "
-                                                              "lovely there, with long walks by the water."})
+        out.append(
+            {
+                "role": "user",
+                "name": "Ana",
+                "content": f"Turn {i}. I moved to {cities[i % 5]} and it is "
+                "lovely there, with long walks by the water.",
+            }
+        )
         out.append({"role": "assistant", "content": "Noted, that sounds wonderful."})
     return out
 
@@ -30,25 +37,34 @@ class NoModel:
         raise AssertionError("banking called a model")
 
 
-@pytest.mark.parametrize("boundary, driver_options, steps", [
-    ("compaction", {"window_tokens": 120, "recap_every": 1000}, False),
-    ("recap", {"window_tokens": 100_000, "recap_every": 6}, False),
-    ("stateful", {"window_tokens": 100_000, "recap_every": 1000}, True),
-])
+@pytest.mark.parametrize(
+    "boundary, driver_options, steps",
+    [
+        ("compaction", {"window_tokens": 120, "recap_every": 1000}, False),
+        ("recap", {"window_tokens": 100_000, "recap_every": 6}, False),
+        ("stateful", {"window_tokens": 100_000, "recap_every": 1000}, True),
+    ],
+)
 def test_each_boundary_banks_its_span_without_a_model_and_the_consolidator_writes_facts(
-        indexed_memory, boundary, driver_options, steps):
+    indexed_memory, boundary, driver_options, steps
+):
     indexed_memory.extractor = NoModel()
     bridge = HarvestBridge(indexed_memory, ANA, harvest_to_memory=True)
     talk = transcript(12)
     if steps:
-        talk = talk[:8] + [{"role": "system", "content": "[step] booking done"}] + talk[8:16] + [
-            {"role": "system", "content": "[step] next task"}]
+        talk = (
+            talk[:8]
+            + [{"role": "system", "content": "[step] booking done"}]
+            + talk[8:16]
+            + [{"role": "system", "content": "[step] next task"}]
+        )
     report = DistillationDriver(bridge, session="run-1", **driver_options).replay(talk)
     assert report.boundaries[boundary] >= 1 and bridge.banked == sum(report.boundaries.values())
     assert bridge.events == []
     tool = indexed_memory.for_run(ANA)
     assert tool.extraction_queue_status()["pending"] == bridge.banked
     from memory_core.extraction.rules import RuleExtractor
+
     indexed_memory.extractor = RuleExtractor()
     counts = indexed_memory.run_extraction_queue(worker="consolidator", limit=100)
     assert counts["done"] == bridge.banked
@@ -80,14 +96,21 @@ def test_an_unreachable_store_never_fails_the_run(home, clock):
     assert bridge.events and {e["code"] for e in bridge.events} == {"HARVEST_BANK_FAILED"}
 
 
-@pytest.mark.parametrize("memory_present, identity, reason", [
-    (False, ANA, "no memory store"),
-    (True, Identity(tenant="acme", agent="helper"), "no user id"),
-    (True, Identity(tenant="acme", user="ana", memory_scopes=frozenset({Scope.AGENT})), "grant 'user'"),
-])
-def test_each_misconfiguration_is_one_error_event_and_the_run_completes(indexed_memory, memory_present, identity, reason):
+@pytest.mark.parametrize(
+    "memory_present, identity, reason",
+    [
+        (False, ANA, "no memory store"),
+        (True, Identity(tenant="acme", agent="helper"), "no user id"),
+        (True, Identity(tenant="acme", user="ana", memory_scopes=frozenset({Scope.AGENT})), "grant 'user'"),
+    ],
+)
+def test_each_misconfiguration_is_one_error_event_and_the_run_completes(
+    indexed_memory, memory_present, identity, reason
+):
     seen = []
-    bridge = HarvestBridge(indexed_memory if memory_present else None, identity, harvest_to_memory=True, on_event=seen.append)
+    bridge = HarvestBridge(
+        indexed_memory if memory_present else None, identity, harvest_to_memory=True, on_event=seen.append
+    )
     report = DistillationDriver(bridge, window_tokens=120).replay(transcript(15))
     assert report.boundaries["compaction"] > 1
     assert len(seen) == 1 and seen[0]["code"] == "HARVEST_MISCONFIGURED" and reason in seen[0]["message"]
@@ -107,11 +130,20 @@ def test_consolidation_places_facts_about_typed_subjects(indexed_memory, clock):
     admin = indexed_memory.for_run(Identity(tenant="acme", user="ops", admin=True))
     admin.ontology_set("## service\n- `@memory_scope` tenant\n")
     tool = indexed_memory.for_run(ANA)
-    tool.set("checkout-api:kind", "checkout-api is a service", subject="checkout-api", subject_type="service",
-             scope="tenant", relations=[["checkout-api", "is a", "service"]])
+    tool.set(
+        "checkout-api:kind",
+        "checkout-api is a service",
+        subject="checkout-api",
+        subject_type="service",
+        scope="tenant",
+        relations=[["checkout-api", "is a", "service"]],
+    )
     bridge = HarvestBridge(indexed_memory, ANA, harvest_to_memory=True)
-    bridge.on_boundary("compaction", [{"role": "user", "name": "checkout-api",
-                                       "content": "I work at Acme Payments. I live in Frankfurt."}], generation=1)
+    bridge.on_boundary(
+        "compaction",
+        [{"role": "user", "name": "checkout-api", "content": "I work at Acme Payments. I live in Frankfurt."}],
+        generation=1,
+    )
     clock.advance(timedelta(seconds=1))
     assert indexed_memory.run_extraction_queue(worker="c")["done"] == 1
     assert tool.get("checkout-api:works_at", scope="tenant").value == "checkout-api works at Acme Payments"

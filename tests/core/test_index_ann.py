@@ -3,6 +3,7 @@ VECTOR_INDEX_MIN_ROWS). The vector leg must answer exactly what the unindexed ta
 with nprobes at least the number of partitions, IVF_FLAT reads every row. Every leg must keep
 scope and time. (Lance's BM25 scores indexed rows with other statistics than rows it scans
 unindexed, so the lexical order may change when rows are indexed; that is Lance's, not ours.)"""
+
 from __future__ import annotations
 
 import itertools
@@ -26,8 +27,9 @@ def _answers(memory):
     for (tenant, user), query, as_of, recipe in itertools.product(PEOPLE, QUERIES, AS_OF, RECIPES):
         tool = memory.for_run(Identity(tenant=tenant, user=user, agent="helper"))
         result = tool.recall(query, k=8, recipe=recipe, as_of=as_of)
-        out[(tenant, user, query, as_of, recipe)] = [(h.key, round(h.legs["vector"].score, 6) if "vector" in h.legs
-                                                      else None) for h in result.hits]
+        out[(tenant, user, query, as_of, recipe)] = [
+            (h.key, round(h.legs["vector"].score, 6) if "vector" in h.legs else None) for h in result.hits
+        ]
     return out
 
 
@@ -42,8 +44,12 @@ def populated(home, clock, monkeypatch):
             invalid_at = utc(2023 + i % 3, 1, 1) if i % 4 == 0 else None
             filler = " ".join(["and then"] * (i % 7))  # each text its own bag of words (i mod 70)
             key = f"{tenant}-{user}-{i}"
-            tool.set(key, f"{user} {WORDS[i % 10]} {filler} {WORDS[(i * 3) % 10]} number {i}",
-                     valid_at=valid_at, invalid_at=invalid_at)
+            tool.set(
+                key,
+                f"{user} {WORDS[i % 10]} {filler} {WORDS[(i * 3) % 10]} number {i}",
+                valid_at=valid_at,
+                invalid_at=invalid_at,
+            )
             spans[key] = (valid_at, invalid_at)
         memory.projector.flush()
         yield memory, spans

@@ -1,6 +1,7 @@
 """The index's derived column live_span repeats the row's time columns in one: the search legs
 read it instead. It must say exactly what those columns say, and a table written before it
 existed must still be searched, and gain it on a writable open."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -23,8 +24,11 @@ texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 def _check_derived(table):
     rows = table.to_pylist()
     for row in rows:
-        assert row["live_span"] == [row["valid_at"], OPEN_END if row["invalid_at"] is None else row["invalid_at"],
-                                    OPEN_END if row["expires_at"] is None else row["expires_at"]]
+        assert row["live_span"] == [
+            row["valid_at"],
+            OPEN_END if row["invalid_at"] is None else row["invalid_at"],
+            OPEN_END if row["expires_at"] is None else row["expires_at"],
+        ]
     return rows
 
 
@@ -75,8 +79,9 @@ def test_a_table_without_the_derived_column_is_searched_and_upgraded_on_a_writab
         assert sorted(r["key"] for r in rows) == ["pet", "trip"]
         hit = tool.recall("cat called Miso").hits[0]
         assert (hit.key, hit.value, hit.valid_at) == ("pet", "a grey cat called Miso", T0)
-        assert [h.key for h in tool.recall("walk along the river", recipe="bm25_only",
-                                           as_of=T0 - timedelta(days=2)).hits] == ["trip"]
+        assert [
+            h.key for h in tool.recall("walk along the river", recipe="bm25_only", as_of=T0 - timedelta(days=2)).hits
+        ] == ["trip"]
         tool.set("pet", "a black cat called Miso")  # later writes land in the new layout
         memory.projector.flush()
         _check_derived(index.table.to_arrow())

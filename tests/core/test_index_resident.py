@@ -2,6 +2,7 @@
 across versions of the table. Whatever was written in between (appends, updates, deletes,
 compaction, a table overwritten and numbered again from fragment 0, a column added), a leg row
 and a take must say exactly what the table's files say for that row in that version."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -16,9 +17,9 @@ from hypothesis import strategies as st
 
 from memory_core.config import LANCE_THREADS_ENV, lance_compute_threads
 from memory_core.projection import index_rows
-from memory_core.store.lance_index import LEG_COLUMNS, LanceIndex, micros, namespace_key, schema
 from memory_core.store import lance_resident
-from memory_core.store.lance_read import HIT_COLUMNS, DERIVED_COLUMNS, IndexSnapshot, ResidentColumns
+from memory_core.store.lance_index import LEG_COLUMNS, LanceIndex, micros, namespace_key, schema
+from memory_core.store.lance_read import DERIVED_COLUMNS, HIT_COLUMNS, IndexSnapshot, ResidentColumns
 from tests.conftest import T0
 
 DIM = 8
@@ -31,15 +32,27 @@ def _rows(ids, generation: int, seed: int) -> pa.Table:
     """Index rows for fact ids ``ids``; ``generation`` changes every value a row holds."""
     rng = np.random.default_rng(seed)
     n = len(ids)
-    columns = {f.name: [f"{f.name}-{i}-{generation}" for i in ids]
-               for f in schema(DIM) if pa.types.is_string(f.type)}
-    columns.update(fact_id=[f"f{i}" for i in ids], tenant=["acme"] * n, scope=["user"] * n, owner_id=["ana"] * n,
-                   namespace=[NAMESPACE] * n, kind=["fact"] * n, status=["active"] * n,
-                   text=[f"{WORDS[(i + generation) % 8]} {WORDS[i % 8]} note {i}" for i in ids])
+    columns = {f.name: [f"{f.name}-{i}-{generation}" for i in ids] for f in schema(DIM) if pa.types.is_string(f.type)}
+    columns.update(
+        fact_id=[f"f{i}" for i in ids],
+        tenant=["acme"] * n,
+        scope=["user"] * n,
+        owner_id=["ana"] * n,
+        namespace=[NAMESPACE] * n,
+        kind=["fact"] * n,
+        status=["active"] * n,
+        text=[f"{WORDS[(i + generation) % 8]} {WORDS[i % 8]} note {i}" for i in ids],
+    )
     moments = [T0 - timedelta(days=int(d)) for d in rng.integers(1, 900, n)]
-    columns.update(valid_at=moments, created_at=moments, observed_at=moments,
-                   invalid_at=[None if j % 3 else T0 + timedelta(days=generation + 1) for j in range(n)],
-                   expires_at=[None] * n, version=[generation] * n, reinforcement_count=[0] * n)
+    columns.update(
+        valid_at=moments,
+        created_at=moments,
+        observed_at=moments,
+        invalid_at=[None if j % 3 else T0 + timedelta(days=generation + 1) for j in range(n)],
+        expires_at=[None] * n,
+        version=[generation] * n,
+        reinforcement_count=[0] * n,
+    )
     return index_rows(columns, rng.standard_normal((n, DIM)), DIM)
 
 
@@ -52,10 +65,13 @@ def _check(index: LanceIndex) -> None:
     snapshot = index.snapshot()
     truth = _truth(snapshot)
     where = f"namespace = '{NAMESPACE}'"
-    legs = [*snapshot.vector_search(np.ones(DIM, dtype=np.float32), where, len(truth) + 5, [*LEG_COLUMNS, "observed_at"],
-                                    nprobes=64),
-            *snapshot.fts_search("river cat piano flat job dog walk lessons", where, len(truth) + 5, LEG_COLUMNS)]
-    assert {r["_rowid"] for r in legs[:len(truth)]} == set(truth)  # every live row, each once
+    legs = [
+        *snapshot.vector_search(
+            np.ones(DIM, dtype=np.float32), where, len(truth) + 5, [*LEG_COLUMNS, "observed_at"], nprobes=64
+        ),
+        *snapshot.fts_search("river cat piano flat job dog walk lessons", where, len(truth) + 5, LEG_COLUMNS),
+    ]
+    assert {r["_rowid"] for r in legs[: len(truth)]} == set(truth)  # every live row, each once
     for row in legs:
         want = truth[row["_rowid"]]
         assert {c: row[c] for c in LEG_COLUMNS} == {c: want[c] for c in LEG_COLUMNS}
@@ -64,8 +80,9 @@ def _check(index: LanceIndex) -> None:
     assert taken == [{c: truth[i][c] for c in HIT_COLUMNS} for i in ids]
 
 
-operations = st.lists(st.sampled_from(["append", "update", "delete", "compact", "overwrite", "prewarm"]),
-                      min_size=1, max_size=7)
+operations = st.lists(
+    st.sampled_from(["append", "update", "delete", "compact", "overwrite", "prewarm"]), min_size=1, max_size=7
+)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -128,13 +145,15 @@ def test_a_table_made_anew_is_not_read_from_the_fragments_held_for_the_old_one(t
         truth = _truth(snapshot)
         ids = sorted(truth)  # a held column alone, before any leg reads the fragment again
         assert snapshot.take(ids, ["key"]) == [{"key": truth[i]["key"]} for i in ids]
-        rows = snapshot.fts_search("river cat piano flat job dog walk lessons", f"namespace = '{NAMESPACE}'", 10,
-                                   [*LEG_COLUMNS, "observed_at"])
+        rows = snapshot.fts_search(
+            "river cat piano flat job dog walk lessons", f"namespace = '{NAMESPACE}'", 10, [*LEG_COLUMNS, "observed_at"]
+        )
         assert len(rows) == 6
         assert all(r["invalid_at"] == truth[r["_rowid"]]["invalid_at"] for r in rows)
         assert snapshot.take([r["_rowid"] for r in rows], ["version_id", "key"]) == [
             {"version_id": f"version_id-{r['fact_id'][1:]}-{generation}", "key": f"key-{r['fact_id'][1:]}-{generation}"}
-            for r in rows]
+            for r in rows
+        ]
 
 
 def test_a_large_fragment_is_read_from_the_files_until_searches_keep_coming_back(tmp_path, monkeypatch):
@@ -193,8 +212,9 @@ def test_a_write_between_the_legs_and_the_take_is_seen_by_the_take(tmp_path):
     index = LanceIndex(tmp_path, "test", DIM)
     index.replace_all(_rows(range(8), generation=0, seed=0))
     snapshot = index.snapshot()
-    legs = snapshot.fts_search("river cat piano flat job dog walk lessons", f"namespace = '{NAMESPACE}'", 20,
-                               LEG_COLUMNS)
+    legs = snapshot.fts_search(
+        "river cat piano flat job dog walk lessons", f"namespace = '{NAMESPACE}'", 20, LEG_COLUMNS
+    )
     assert len(legs) == 8
     legs_invalid_at = {r["fact_id"]: r["invalid_at"] for r in legs}
     index.delete_facts(["f1"])
@@ -205,10 +225,13 @@ def test_a_write_between_the_legs_and_the_take_is_seen_by_the_take(tmp_path):
     assert by_id["f2"]["key"] == "key-2-1" and by_id["f3"]["key"] == "key-3-0"
     # the changed fact's time is its new row's, not the one its leg row was found with
     assert by_id["f2"]["invalid_at"] == micros(T0 + timedelta(days=2)) != legs_invalid_at["f2"]
-    fresh = index.snapshot().fts_search("river cat piano flat job dog walk lessons", f"namespace = '{NAMESPACE}'", 20, LEG_COLUMNS)
+    fresh = index.snapshot().fts_search(
+        "river cat piano flat job dog walk lessons", f"namespace = '{NAMESPACE}'", 20, LEG_COLUMNS
+    )
     index.hydrate(fresh, HIT_COLUMNS, read_at=index.snapshot())  # nothing written since: from memory
-    assert {r["fact_id"]: r["key"] for r in fresh} == {f"f{i}": f"key-{i}-{1 if i == 2 else 0}"
-                                                      for i in (0, 2, 3, 4, 5, 6, 7)}
+    assert {r["fact_id"]: r["key"] for r in fresh} == {
+        f"f{i}": f"key-{i}-{1 if i == 2 else 0}" for i in (0, 2, 3, 4, 5, 6, 7)
+    }
 
 
 @pytest.mark.parametrize("given_value, expected", [(None, "cores"), ("", "cores"), ("  ", "cores"), ("3", "3")])

@@ -1,4 +1,5 @@
 """Two tenants and two users never see each other's rows through any op, SQL memory included."""
+
 from datetime import timedelta
 
 import pytest
@@ -39,7 +40,7 @@ def test_each_run_sees_only_its_own_user_and_tenant_rows(memory):
         assert sorted(listed) == sorted([("secret", f"{tenant}/{user}"), (f"only-{tenant}-{user}", 1)])
         assert history == [f"{tenant}/{user}"]
         assert _every_read(tool, "policy", "tenant")[0] == f"{tenant}-policy"
-        for (t2, u2) in RUNS:
+        for t2, u2 in RUNS:
             if (t2, u2) != (tenant, user):
                 assert tool.get(f"only-{t2}-{u2}", scope="user") is None
         # Writes never cross either: deleting one's own key leaves the others.
@@ -86,7 +87,7 @@ def test_random_op_sequences_never_leak_across_tenants_or_users(tmp_path_factory
                     getattr(tool, op)(key, scope=scope)
             except NotFound:
                 pass
-            except Exception as exc:  # NothingToRestore is fine; anything else is a bug
+            except Exception as exc:  # noqa: BLE001 - NothingToRestore is fine; anything else is a bug
                 assert exc.__class__.__name__ == "NothingToRestore"
         for tool in tools:
             for scope in ("user", "tenant", "agent"):
@@ -97,7 +98,9 @@ def test_random_op_sequences_never_leak_across_tenants_or_users(tmp_path_factory
                     seen = {value} - {None} | {v for k, v in listed if k == key} | set(history)
                     assert seen <= allowed, (ns, key, seen, allowed)
                     # Nothing listed or found under another key may come from another namespace either.
-                    others = {v for k, v in listed} - set().union(*(written.get((ns, k2), set()) for k2 in ("k1", "k2")))
+                    others = {v for k, v in listed} - set().union(
+                        *(written.get((ns, k2), set()) for k2 in ("k1", "k2"))
+                    )
                     assert not others, (ns, others)
                 sql_ns = tool.identity.sql_namespace(scope)
                 try:

@@ -6,6 +6,7 @@ written in (``tenant/scope/owner``); a read's whole answer is searched for tags,
 the reader's own is a leak. All examples share one memory home (each with its own three tenants),
 so every read also runs beside everything the earlier examples wrote.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -27,11 +28,10 @@ SCOPES = ("user", "agent", "tenant")
 KEYS = ("k1", "k2")
 RUNS = [(t, u, a) for t in range(3) for u in ("u0", "u1") for a in ("a0", "a1")]
 WRITES = ("set", "delete", "restore", "sql_insert", "doc_put", "doc_delete")
-READS = ("get", "list", "history", "recall", "search", "sql_query", "doc_get", "doc_list", "graph_recall",
-         "list_facts")
+READS = ("get", "list", "history", "recall", "search", "sql_query", "doc_get", "doc_list", "graph_recall", "list_facts")
 
 op_strategy = st.tuples(
-    st.sampled_from(WRITES + READS + WRITES),   # writes twice as likely: reads need something to read
+    st.sampled_from(WRITES + READS + WRITES),  # writes twice as likely: reads need something to read
     st.integers(0, len(RUNS) - 1),
     st.sampled_from(SCOPES),
     st.sampled_from(KEYS),
@@ -70,8 +70,13 @@ def _write(tool, op, scope, key, value) -> None:
     ns = tool.identity.namespace(scope)
     tag = tag_of(ns)
     if op == "set":
-        tool.set(key, f"note {tag} v{value}", scope=scope, kind="note",
-                 relations=[{"subject": "I", "relation": f"has {key}", "object": f"{tag} v{value}"}])
+        tool.set(
+            key,
+            f"note {tag} v{value}",
+            scope=scope,
+            kind="note",
+            relations=[{"subject": "I", "relation": f"has {key}", "object": f"{tag} v{value}"}],
+        )
     elif op in ("delete", "restore"):
         getattr(tool, op)(key, scope=scope)
     elif op == "sql_insert":
@@ -79,8 +84,12 @@ def _write(tool, op, scope, key, value) -> None:
         tool.sql_exec("CREATE TABLE IF NOT EXISTS t (k VARCHAR, v VARCHAR)", scope=scope)
         tool.sql_exec("INSERT INTO t VALUES (?, ?)", [key, f"{sql_tag} v{value}"], scope=scope)
     elif op == "doc_put":
-        tool.doc_put(key, f"# Doc {tag}\n\nBody {tag} v{value}.\n", scope=scope,
-                     metadata={"subject": f"svc {tag}", "entity_type": "service", "fact_class": "runbook"})
+        tool.doc_put(
+            key,
+            f"# Doc {tag}\n\nBody {tag} v{value}.\n",
+            scope=scope,
+            metadata={"subject": f"svc {tag}", "entity_type": "service", "fact_class": "runbook"},
+        )
     elif op == "doc_delete":
         tool.doc_delete(key, scope=scope)
 
@@ -146,19 +155,32 @@ def world(tmp_path_factory):
 
 
 def _property(examples: int):
-    @settings(max_examples=examples, deadline=None, derandomize=False,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-    @given(ops=st.lists(op_strategy, min_size=1, max_size=8),
-           finals=st.lists(st.tuples(st.integers(0, len(RUNS) - 1), st.sampled_from(SCOPES)), min_size=2, max_size=2))
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(
+        ops=st.lists(op_strategy, min_size=1, max_size=8),
+        finals=st.lists(st.tuples(st.integers(0, len(RUNS) - 1), st.sampled_from(SCOPES)), min_size=2, max_size=2),
+    )
     def check(world, ops, finals):
         run_sequence(world, ops, finals)
+
     return check
 
 
 # A sequence that writes every plane in one scope and reads it back through every op, beside a
 # second run of the same tenant: whatever the random examples draw, every read op runs.
-EVERY_READ = [("set", 0, "user", "k1", 1), ("sql_insert", 0, "user", "k1", 1), ("doc_put", 0, "user", "k1", 1),
-              ("set", 1, "user", "k1", 2), ("get", 0, "user", "k1", 0), ("get", 1, "user", "k1", 0)]
+EVERY_READ = [
+    ("set", 0, "user", "k1", 1),
+    ("sql_insert", 0, "user", "k1", 1),
+    ("doc_put", 0, "user", "k1", 1),
+    ("set", 1, "user", "k1", 2),
+    ("get", 0, "user", "k1", 0),
+    ("get", 1, "user", "k1", 0),
+]
 
 
 def test_no_read_op_leaks_across_tenants_users_agents_or_scopes(world):

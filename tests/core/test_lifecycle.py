@@ -1,4 +1,5 @@
 """Lifecycle ops: each change a new version with one audit row; expiry, redact, snapshot, rollback."""
+
 from __future__ import annotations
 
 import json
@@ -93,11 +94,18 @@ def test_every_lifecycle_change_leaves_one_audit_row(tool, memory):
     for op in (tool.lock, tool.unlock, tool.pin, tool.unpin, tool.reject, tool.restore):
         op("k")
     assert [r.entry.op for r in memory.store.audit_rows()[before:]] == [
-        "lock", "unlock", "pin", "unpin", "reject", "restore"]
+        "lock",
+        "unlock",
+        "pin",
+        "unpin",
+        "reject",
+        "restore",
+    ]
     assert memory.verify_audit().ok
 
 
 # -- expiry ------------------------------------------------------------------------------------
+
 
 def test_reads_hide_an_expired_fact_at_once_and_the_sweep_applies_on_expire(tool, memory, clock):
     tool.set("otp", "code 4411", ttl_seconds=60)
@@ -122,6 +130,7 @@ def test_reads_hide_an_expired_fact_at_once_and_the_sweep_applies_on_expire(tool
 
 # -- redact ------------------------------------------------------------------------------------
 
+
 def _files_containing(folder: Path, needle: bytes) -> list[str]:
     return [str(p) for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]
 
@@ -140,8 +149,11 @@ def test_redact_leaves_no_trace_of_the_value_in_duckdb_or_the_index(tool, memory
     assert result.details["versions_redacted"] == 3  # the set, the restatement, the closing row
     rows = memory.store.query("SELECT * FROM memory_versions")
     assert secret not in json.dumps(rows, default=str)
-    assert all(secret not in json.dumps(list(r.values()), default=str)
-               for t in ("audit_log", "projection_failures") for r in memory.store.query(f"SELECT * FROM {t}"))
+    assert all(
+        secret not in json.dumps(list(r.values()), default=str)
+        for t in ("audit_log", "projection_failures")
+        for r in memory.store.query(f"SELECT * FROM {t}")
+    )
     assert [h.key for h in tool.recall("ZEBRA-CROSSING-7731", as_of=T0).hits] == []
     assert _files_containing(home / "lance", b"ZEBRA-CROSSING") == []
     held = memory.projector.index._source.resident._fragments.values()  # nor in this process's memory
@@ -153,6 +165,7 @@ def test_redact_leaves_no_trace_of_the_value_in_duckdb_or_the_index(tool, memory
 
 
 # -- snapshot / restore ---------------------------------------------------------------------------
+
 
 def test_snapshot_restores_into_another_scope_once(tool, memory):
     tool.set("diet", "vegetarian", pin=True)
@@ -184,6 +197,7 @@ def test_an_altered_snapshot_is_refused_and_writes_nothing(tool, memory):
 
 # -- rollback ----------------------------------------------------------------------------------
 
+
 def test_rollback_is_a_dry_run_by_default_then_puts_every_key_back(tool, memory, clock):
     tool.set("city", "Berlin")
     tool.set("diet", "vegetarian")
@@ -196,8 +210,7 @@ def test_rollback_is_a_dry_run_by_default_then_puts_every_key_back(tool, memory,
     before = store_snapshot(memory)
     plan = tool.rollback(mark)
     assert not plan["applied"] and store_snapshot(memory) == before
-    assert {s["key"]: s["action"] for s in plan["steps"]} == {"city": "restore", "diet": "restore",
-                                                              "pet": "tombstone"}
+    assert {s["key"]: s["action"] for s in plan["steps"]} == {"city": "restore", "diet": "restore", "pet": "tombstone"}
     clock.advance(timedelta(hours=1))
     applied = tool.rollback(mark, apply=True)
     assert applied["applied"]

@@ -8,6 +8,7 @@ every visible fact (refused if one is locked); reject hides the fact live now (r
 lock and unlock flag the fact live now; restore undoes the key's latest change only when that
 change hid facts.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_core import FixedClock, Identity, Memory
-from memory_core.errors import Locked, NothingToRestore, NotFound
+from memory_core.errors import Locked, NotFound, NothingToRestore
 from tests.conftest import utc
 
 BASE = utc(2024, 1, 1)
@@ -34,8 +35,12 @@ class Fact:
     locked: bool = False
 
     def live_at(self, t: datetime) -> bool:
-        return not self.hidden and self.start <= t and (self.end is None or t < self.end) \
+        return (
+            not self.hidden
+            and self.start <= t
+            and (self.end is None or t < self.end)
             and (self.end is None or self.start < self.end)
+        )
 
 
 @dataclass
@@ -118,11 +123,17 @@ class Model:
 
 ops = st.lists(
     st.one_of(
-        st.tuples(st.just("set"), st.sampled_from("abc"), st.integers(0, 40),
-                  st.one_of(st.none(), st.integers(1, 30)), st.booleans()),
+        st.tuples(
+            st.just("set"),
+            st.sampled_from("abc"),
+            st.integers(0, 40),
+            st.one_of(st.none(), st.integers(1, 30)),
+            st.booleans(),
+        ),
         st.tuples(st.sampled_from(["delete", "restore", "lock", "unlock", "reject"])),
     ),
-    min_size=1, max_size=16,
+    min_size=1,
+    max_size=16,
 )
 
 

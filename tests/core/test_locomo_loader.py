@@ -1,4 +1,5 @@
 """The LoCoMo loader's cleaning of known evidence defects, and the recall metric."""
+
 import pytest
 
 from corpora.locomo import CleaningReport, clean_evidence, load_locomo, parse_session_date
@@ -37,7 +38,7 @@ def test_mcnemar_exact_and_bootstrap():
     a = [True] * 12 + [False] * 4
     b = [False] * 12 + [False] * 4
     result = mcnemar_exact(a, b)
-    assert result["only_a"] == 12 and result["only_b"] == 0 and result["p_value"] == pytest.approx(2 * 0.5 ** 12)
+    assert result["only_a"] == 12 and result["only_b"] == 0 and result["p_value"] == pytest.approx(2 * 0.5**12)
     low, high = bootstrap_ci([0.0, 1.0] * 50)
     assert low < 0.5 < high
 

@@ -1,5 +1,6 @@
 """A home written by the previous schema (v2) opens under v3 with every row, its history and a
 verifying audit chain, and takes new writes."""
+
 from __future__ import annotations
 
 import duckdb
@@ -45,20 +46,66 @@ def write_v2_home(home):
     con.execute(V2_DDL)
     common = ["acme", "user", "ana", "city"]
     prov = ["acme", "s1", None, "helper", None, None, "memory.api", "agent:helper", "agent:helper"]
-    con.execute("INSERT INTO memory_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'fact', 'general', ?, ?, ?, ?, NULL, "
-                "?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Ana', NULL)",
-                ["v1", "f1", *common, '"Berlin"', "sha-b", "superseded", "set", 1, "c1",
-                 T0, T0.replace(year=2025), T0, "v3", *prov])
-    con.execute("INSERT INTO memory_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'fact', 'general', ?, ?, ?, ?, NULL, "
-                "?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Ana', NULL)",
-                ["v3", "f3", *common, '"Paris"', "sha-p", "active", "set", 3, "c2",
-                 T0.replace(year=2025), None, T0.replace(year=2025), None, *prov])
+    con.execute(
+        "INSERT INTO memory_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'fact', 'general', ?, ?, ?, ?, NULL, "
+        "?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Ana', NULL)",
+        [
+            "v1",
+            "f1",
+            *common,
+            '"Berlin"',
+            "sha-b",
+            "superseded",
+            "set",
+            1,
+            "c1",
+            T0,
+            T0.replace(year=2025),
+            T0,
+            "v3",
+            *prov,
+        ],
+    )
+    con.execute(
+        "INSERT INTO memory_versions VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'fact', 'general', ?, ?, ?, ?, NULL, "
+        "?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Ana', NULL)",
+        [
+            "v3",
+            "f3",
+            *common,
+            '"Paris"',
+            "sha-p",
+            "active",
+            "set",
+            3,
+            "c2",
+            T0.replace(year=2025),
+            None,
+            T0.replace(year=2025),
+            None,
+            *prov,
+        ],
+    )
     con.execute("INSERT INTO memory_heads VALUES ('acme', 'user', 'ana', 'city', 3, 'active', 'v3', ?)", [T0])
     row = chain(1, AuditEntry(T0, "acme", "user", "ana", "city", "set", "v1", "sha-b", "agent:helper"), GENESIS_HASH)
     e = row.entry
-    con.execute("INSERT INTO audit_log VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [1, e.at, e.tenant, e.scope, e.owner_id, e.key, e.op, e.version_ids, e.content_sha256, e.actor,
-                 row.prev_hash, row.row_hash])
+    con.execute(
+        "INSERT INTO audit_log VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            1,
+            e.at,
+            e.tenant,
+            e.scope,
+            e.owner_id,
+            e.key,
+            e.op,
+            e.version_ids,
+            e.content_sha256,
+            e.actor,
+            row.prev_hash,
+            row.row_hash,
+        ],
+    )
     con.execute("INSERT INTO meta VALUES ('schema_version', '2'), ('audit_head', ?)", [f"1:{row.row_hash}"])
     con.close()
 

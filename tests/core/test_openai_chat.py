@@ -1,4 +1,5 @@
 """The OpenAI-compatible LLM adapter against a scripted server on 127.0.0.1 (real HTTP)."""
+
 import socket
 
 import pytest
@@ -7,10 +8,22 @@ from memory_core.llm import LLMMalformed, LLMRefused, LLMUnavailable
 from memory_core.llm.openai_chat import OpenAIChat
 from tests.llm_server import DROP, MALFORMED, SLOW, TRUNCATED, ScriptedLLM, ok, status
 
-SCHEMA = {"type": "object", "additionalProperties": False, "required": ["facts"],
-          "properties": {"facts": {"type": "array", "items": {
-              "type": "object", "additionalProperties": False, "required": ["subject", "value"],
-              "properties": {"subject": {"type": "string"}, "value": {"type": "string"}}}}}}
+SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["facts"],
+    "properties": {
+        "facts": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["subject", "value"],
+                "properties": {"subject": {"type": "string"}, "value": {"type": "string"}},
+            },
+        }
+    },
+}
 GOOD = {"facts": [{"subject": "ana", "value": "lives in Lisbon"}]}
 ASK = [{"role": "user", "content": "Ana: I live in Lisbon."}]
 
@@ -23,8 +36,9 @@ def server():
 
 def chat(server, **kw):
     waits = []
-    llm = OpenAIChat(server.base_url, "test-model", sleep=waits.append, price_in_per_mtok=1.0,
-                     price_out_per_mtok=4.0, **kw)
+    llm = OpenAIChat(
+        server.base_url, "test-model", sleep=waits.append, price_in_per_mtok=1.0, price_out_per_mtok=4.0, **kw
+    )
     return llm, waits
 
 

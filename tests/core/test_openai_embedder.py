@@ -1,4 +1,5 @@
 """The OpenAI-compatible embedder against a small embeddings server on 127.0.0.1 (real HTTP)."""
+
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,10 +25,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
         vectors = self.hashing.embed(inputs)
-        payload = {"object": "list", "model": body["model"],
-                   "data": [{"object": "embedding", "index": i, "embedding": v.tolist()}
-                            for i, v in reversed(list(enumerate(vectors)))],  # out of order on purpose
-                   "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+        payload = {
+            "object": "list",
+            "model": body["model"],
+            "data": [
+                {"object": "embedding", "index": i, "embedding": v.tolist()}
+                for i, v in reversed(list(enumerate(vectors)))
+            ],  # out of order on purpose
+            "usage": {"prompt_tokens": 1, "total_tokens": 1},
+        }
         raw = json.dumps(payload).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -1,5 +1,6 @@
 """The in-process peer vectors: a batch put is the same as one put per vector; a batch's vectors
 are gathered from its mappings, the newest winning."""
+
 from __future__ import annotations
 
 import numpy as np

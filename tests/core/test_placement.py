@@ -1,4 +1,5 @@
 """Ontology-declared placement: the parser, and a test per branch of the decision tree."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,14 +35,18 @@ def test_the_parser_reads_types_scopes_and_fields():
     assert ontology.type("person").memory_scope is None and ontology.type("preference").memory_scope == "user"
 
 
-@pytest.mark.parametrize("markdown", [
-    "",
-    "just prose, no type",
-    "## service\n- `@memory_scope` galaxy\n",
-    "## service\n- `name`: a\n\n## service\n- `owner`: b\n",
-    "- `name`: a bullet before any type\n\n## service\n",
-    "## two words\n- `name`: x\n",
-], ids=["empty", "no-type", "unknown-scope", "duplicate-type", "orphan-bullet", "two-word-type"])
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "",
+        "just prose, no type",
+        "## service\n- `@memory_scope` galaxy\n",
+        "## service\n- `name`: a\n\n## service\n- `owner`: b\n",
+        "- `name`: a bullet before any type\n\n## service\n",
+        "## two words\n- `name`: x\n",
+    ],
+    ids=["empty", "no-type", "unknown-scope", "duplicate-type", "orphan-bullet", "two-word-type"],
+)
 def test_a_bad_ontology_is_refused(markdown):
     with pytest.raises(InvalidOntology):
         parse_ontology(markdown)
@@ -52,29 +57,63 @@ def test_the_seed_example_places_checkout_api_in_the_tenant():
     assert placed.scope is Scope.TENANT and placed.reason == "placed_in_tenant"
 
 
-@pytest.mark.parametrize("ontology, subject, subject_type, identity, extra, reason", [
-    (None, "checkout-api", "service", RUN, {}, "no_ontology"),
-    (ONTOLOGY, "checkout-api", "database", RUN, {}, "type_undeclared"),
-    (ONTOLOGY, "dana", "person", RUN, {}, "no_scope_declared"),
-    (ONTOLOGY, "dark mode", "preference", RUN, {}, "declared_user"),
-    (ONTOLOGY, "checkout-api", "service", RUN, {"known_types": ["person"]}, "subject_typed_inconsistently"),
-    (ONTOLOGY, "ana", "service", RUN, {}, "subject_is_profile_owner"),
-    (ONTOLOGY, "Ana Lima", "service", RUN, {"profile_owner": "ana lima"}, "subject_is_profile_owner"),
-    (ONTOLOGY, "checkout-api", "service", Identity(tenant="acme", user="ana", isolated=True), {}, "caller_isolated"),
-    (ONTOLOGY, "checkout-api", "service",
-     Identity(tenant="acme", user="ana", memory_scopes=frozenset({Scope.USER})), {}, "missing_tenant_grant"),
-    (ONTOLOGY, "checkout-api", "service",
-     Identity(tenant="acme", user="ana", sql_scopes=frozenset({Scope.USER})), {}, "missing_tenant_grant"),
-], ids=["no-ontology", "undeclared-type", "no-scope", "declared-user", "inconsistent-type", "profile-owner",
-        "profile-owner-named", "isolated", "no-memory-grant", "no-sql-grant"])
+@pytest.mark.parametrize(
+    "ontology, subject, subject_type, identity, extra, reason",
+    [
+        (None, "checkout-api", "service", RUN, {}, "no_ontology"),
+        (ONTOLOGY, "checkout-api", "database", RUN, {}, "type_undeclared"),
+        (ONTOLOGY, "dana", "person", RUN, {}, "no_scope_declared"),
+        (ONTOLOGY, "dark mode", "preference", RUN, {}, "declared_user"),
+        (ONTOLOGY, "checkout-api", "service", RUN, {"known_types": ["person"]}, "subject_typed_inconsistently"),
+        (ONTOLOGY, "ana", "service", RUN, {}, "subject_is_profile_owner"),
+        (ONTOLOGY, "Ana Lima", "service", RUN, {"profile_owner": "ana lima"}, "subject_is_profile_owner"),
+        (
+            ONTOLOGY,
+            "checkout-api",
+            "service",
+            Identity(tenant="acme", user="ana", isolated=True),
+            {},
+            "caller_isolated",
+        ),
+        (
+            ONTOLOGY,
+            "checkout-api",
+            "service",
+            Identity(tenant="acme", user="ana", memory_scopes=frozenset({Scope.USER})),
+            {},
+            "missing_tenant_grant",
+        ),
+        (
+            ONTOLOGY,
+            "checkout-api",
+            "service",
+            Identity(tenant="acme", user="ana", sql_scopes=frozenset({Scope.USER})),
+            {},
+            "missing_tenant_grant",
+        ),
+    ],
+    ids=[
+        "no-ontology",
+        "undeclared-type",
+        "no-scope",
+        "declared-user",
+        "inconsistent-type",
+        "profile-owner",
+        "profile-owner-named",
+        "isolated",
+        "no-memory-grant",
+        "no-sql-grant",
+    ],
+)
 def test_every_doubt_keeps_the_fact_in_the_user_scope(ontology, subject, subject_type, identity, extra, reason):
     placed = decide(parse_ontology(ontology) if ontology else None, subject, subject_type, identity, **extra)
     assert placed.scope is Scope.USER and placed.reason == reason and placed.detail
 
 
 def test_the_missing_grant_names_both_halves():
-    no_grants = Identity(tenant="acme", user="ana", memory_scopes=frozenset({Scope.USER}),
-                         sql_scopes=frozenset({Scope.USER}))
+    no_grants = Identity(
+        tenant="acme", user="ana", memory_scopes=frozenset({Scope.USER}), sql_scopes=frozenset({Scope.USER})
+    )
     placed = decide(parse_ontology(ONTOLOGY), "checkout-api", "service", no_grants)
     assert "memory_scopes and sql_scopes" in placed.detail
 
@@ -96,8 +135,11 @@ def test_ontology_set_is_admin_only_versioned_and_read_back(memory):
 
 # -- placed writes: both halves (the row and its graph facts) in the decided scope --------------
 
-CHECKOUT = {"subject": "checkout-api", "subject_type": "service",
-            "relations": [{"subject": "checkout-api", "relation": "owned by", "object": "team payments"}]}
+CHECKOUT = {
+    "subject": "checkout-api",
+    "subject_type": "service",
+    "relations": [{"subject": "checkout-api", "relation": "owned by", "object": "team payments"}],
+}
 
 
 @pytest.fixture
@@ -122,21 +164,28 @@ def test_a_placed_fact_writes_both_halves_in_the_tenant_scope(placed):
     assert facts == [("checkout-api", "owned_by", "team payments")]
     assert _halves(tool, "user") == (None, [])
     colleague = placed.for_run(Identity(tenant="acme", user="bob"))
-    assert _halves(colleague, "tenant")[1] == facts          # the tenant's knowledge, shared
+    assert _halves(colleague, "tenant")[1] == facts  # the tenant's knowledge, shared
     assert _halves(placed.for_run(Identity(tenant="globex", user="ana")), "tenant") == (None, [])
 
 
-@pytest.mark.parametrize("identity, subject_type, reason", [
-    (RUN, "database", "type_undeclared"),
-    (RUN, "person", "no_scope_declared"),
-    (RUN, "preference", "declared_user"),
-    (Identity(tenant="acme", user="ana", isolated=True), "service", "caller_isolated"),
-    (Identity(tenant="acme", user="ana", sql_scopes=frozenset({Scope.USER})), "service", "missing_tenant_grant"),
-])
+@pytest.mark.parametrize(
+    "identity, subject_type, reason",
+    [
+        (RUN, "database", "type_undeclared"),
+        (RUN, "person", "no_scope_declared"),
+        (RUN, "preference", "declared_user"),
+        (Identity(tenant="acme", user="ana", isolated=True), "service", "caller_isolated"),
+        (Identity(tenant="acme", user="ana", sql_scopes=frozenset({Scope.USER})), "service", "missing_tenant_grant"),
+    ],
+)
 def test_every_doubt_writes_both_halves_in_the_user_scope(placed, identity, subject_type, reason):
     tool = placed.for_run(identity)
-    result = tool.set("checkout-owner", "checkout-api is owned by team payments", scope="auto",
-                      **{**CHECKOUT, "subject_type": subject_type})
+    result = tool.set(
+        "checkout-owner",
+        "checkout-api is owned by team payments",
+        scope="auto",
+        **{**CHECKOUT, "subject_type": subject_type},
+    )
     assert result.details["placement"]["reason"] == reason and result.rows[0].scope is Scope.USER
     row, facts = _halves(tool, "user")
     assert row is not None and facts == [("checkout-api", "owned_by", "team payments")]
@@ -144,8 +193,13 @@ def test_every_doubt_writes_both_halves_in_the_user_scope(placed, identity, subj
 
 def test_a_subject_the_graph_types_otherwise_stays_with_the_user(placed):
     tool = placed.for_run(RUN)
-    tool.set("who", "checkout-api is my cat", subject="checkout-api", subject_type="pet",
-             relations=[["checkout-api", "is a", "cat"]])
+    tool.set(
+        "who",
+        "checkout-api is my cat",
+        subject="checkout-api",
+        subject_type="pet",
+        relations=[["checkout-api", "is a", "cat"]],
+    )
     result = tool.set("checkout-owner", "checkout-api is owned by team payments", scope="auto", **CHECKOUT)
     assert result.details["placement"]["reason"] == "subject_typed_inconsistently"
     assert "pet" in result.details["placement"]["detail"]
@@ -159,6 +213,7 @@ def test_the_profile_owner_stays_in_the_user_scope(placed):
 
 def test_placement_needs_a_subject_and_its_type(placed):
     from memory_core.errors import InvalidInput
+
     with pytest.raises(InvalidInput, match="subject and subject_type"):
         placed.for_run(RUN).set("k", "v", scope="auto", subject="checkout-api")
 

@@ -1,10 +1,11 @@
 """The Memory tool's point ops against a real DuckDB store in a temporary memory home."""
+
 from datetime import timedelta
 
 import pytest
 
 from memory_core import Identity, Memory, Op, Status
-from memory_core.errors import NothingToRestore, NotFound
+from memory_core.errors import NotFound, NothingToRestore
 from tests.conftest import T0, utc
 
 MAR, APR, MAY, JUL = utc(2024, 3, 1), utc(2024, 4, 15), utc(2024, 5, 1), utc(2024, 7, 1)
@@ -18,7 +19,13 @@ def test_set_then_get_returns_the_value_with_provenance_stamped_from_the_run(too
     assert fact.valid_at == T0 and fact.invalid_at is None and fact.created_at == T0
     assert fact.owner_id == "ana" and fact.scope.value == "user"
     prov = fact.provenance
-    assert (prov.tenant, prov.session, prov.run, prov.agent, prov.actor) == ("acme", "s1", "r1", "helper", "agent:helper")
+    assert (prov.tenant, prov.session, prov.run, prov.agent, prov.actor) == (
+        "acme",
+        "s1",
+        "r1",
+        "helper",
+        "agent:helper",
+    )
 
 
 def test_a_correction_supersedes_and_keeps_the_old_value_for_past_as_of(tool, clock):

@@ -1,4 +1,5 @@
 """Query priors and score fusion: dates named in a query, participants, z-score fusion."""
+
 from datetime import date
 
 import pytest
@@ -10,7 +11,8 @@ from tests.conftest import utc
 
 def test_dates_in_a_query():
     assert [(s.kind, s.start, s.end) for s in dates_in("What did she do on 8 May, 2023?")] == [
-        ("day", date(2023, 5, 8), date(2023, 5, 8))]
+        ("day", date(2023, 5, 8), date(2023, 5, 8))
+    ]
     assert dates_in("plans for May 8th, 2023")[0].start == date(2023, 5, 8)
     (month,) = dates_in("What happened in February 2024?")
     assert (month.kind, month.start, month.end) == ("month", date(2024, 2, 1), date(2024, 2, 29))
@@ -38,10 +40,22 @@ def test_participants_are_found_and_stripped():
 def test_zscore_recipe_uses_subject_and_date_priors(tmp_path):
     with Memory.open(tmp_path / "h", embedder="hashing") as memory:
         tool = memory.for_run(Identity(tenant="t", user="conv"))
-        tool.set("D1:1", "I went hiking in the hills", subject="Ana", observed_at=utc(2023, 5, 8),
-                 valid_at=utc(2023, 5, 8), kind="note")
-        tool.set("D2:1", "I went hiking in the hills", subject="Ben", observed_at=utc(2023, 9, 1),
-                 valid_at=utc(2023, 9, 1), kind="note")
+        tool.set(
+            "D1:1",
+            "I went hiking in the hills",
+            subject="Ana",
+            observed_at=utc(2023, 5, 8),
+            valid_at=utc(2023, 5, 8),
+            kind="note",
+        )
+        tool.set(
+            "D2:1",
+            "I went hiking in the hills",
+            subject="Ben",
+            observed_at=utc(2023, 9, 1),
+            valid_at=utc(2023, 9, 1),
+            kind="note",
+        )
         people = ("Ana", "Ben")
         by_ben = tool.recall("Where did Ben go hiking?", recipe="hybrid_zscore", participants=people)
         assert by_ben.hits[0].key == "D2:1" and by_ben.recipe["fusion"] == "zscore"

@@ -1,4 +1,5 @@
 """The conflict resolver: marks, the cluster, the fold, acting, and the seed's invariants."""
+
 from datetime import timedelta
 
 import pytest
@@ -19,7 +20,8 @@ def rmem(home, clock):
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
         # The write path leaves these pairs alone (threshold 0.99): the resolver's floor is 0.60.
         memory.for_run(Identity(tenant="acme", user="ops", admin=True)).configure(
-            policy="auto_reinforce", conflict_threshold=0.99)
+            policy="auto_reinforce", conflict_threshold=0.99
+        )
         yield memory
 
 
@@ -116,9 +118,20 @@ def test_manual_review_only_flags_and_a_compatible_verdict_clears(rmem, ana, clo
     assert ana.get("office").status.value == "conflicted" and ana.get("office-now").status.value == "conflicted"
     row, peer = ana.get("office-now"), ana.get("office")
     from memory_core.resolver.run import act
-    cleared = act(rmem, row.scope and ana.identity.namespace("user"), row.fact_id, row.key, row.content_sha256,
-                  peer.fact_id, peer.key, Judgement(peer.fact_id, "elaboration", 0.93, True, True), "manual_review",
-                  Thresholds(), "test")
+
+    cleared = act(
+        rmem,
+        row.scope and ana.identity.namespace("user"),
+        row.fact_id,
+        row.key,
+        row.content_sha256,
+        peer.fact_id,
+        peer.key,
+        Judgement(peer.fact_id, "elaboration", 0.93, True, True),
+        "manual_review",
+        Thresholds(),
+        "test",
+    )
     assert cleared.kind == "clear"
     assert ana.get("office").status.value == "active" and ana.get("office").conflict_with == ()
 
@@ -172,8 +185,9 @@ def test_failures_transient_outage_refusal_and_unusable_answers(rmem, ana, clock
 
 
 def test_the_daily_cost_share_is_checked_before_every_call(rmem, ana, clock):
-    rmem.for_run(Identity(tenant="acme", user="ops", admin=True)).configure(daily_cost_cap_usd=0.04,
-                                                                             resolver_cap_share=0.25)
+    rmem.for_run(Identity(tenant="acme", user="ops", admin=True)).configure(
+        daily_cost_cap_usd=0.04, resolver_cap_share=0.25
+    )
     for i in range(4):
         ana.set(f"office-{i}", f"Ana's office is on floor {i + 3} of the Lisbon building")
         clock.advance(timedelta(seconds=1))
@@ -187,21 +201,25 @@ def test_thresholds_keep_their_order():
         Thresholds(retire=0.9, flag=0.95, clear=0.8)
     with pytest.raises(InvalidInput):
         from memory_core.write.config import parse_tenant_config
+
         parse_tenant_config({"resolver_flag_confidence": 0.99})
 
 
-@pytest.mark.parametrize("verdict, confidence, same, policy, peer_first, flagged, expected", [
-    ("update", 0.99, True, "newest_wins", True, False, "retire"),
-    ("update", 0.99, True, "auto_reinforce", False, False, "flag"),      # the peer was not stated first
-    ("update", 0.99, True, "manual_review", True, False, "flag"),
-    ("update", 0.96, True, "newest_wins", True, False, "flag"),
-    ("update", 0.94, True, "newest_wins", True, False, "nothing"),
-    ("update", 0.99, False, "newest_wins", True, False, "nothing"),      # another entity: self-contradicting
-    ("contradiction", 0.95, True, "newest_wins", True, False, "flag"),
-    ("elaboration", 0.91, True, "newest_wins", True, True, "clear"),
-    ("related", 0.91, True, "newest_wins", True, False, "nothing"),
-    ("unrelated", 0.89, False, "newest_wins", True, True, "nothing"),
-])
+@pytest.mark.parametrize(
+    "verdict, confidence, same, policy, peer_first, flagged, expected",
+    [
+        ("update", 0.99, True, "newest_wins", True, False, "retire"),
+        ("update", 0.99, True, "auto_reinforce", False, False, "flag"),  # the peer was not stated first
+        ("update", 0.99, True, "manual_review", True, False, "flag"),
+        ("update", 0.96, True, "newest_wins", True, False, "flag"),
+        ("update", 0.94, True, "newest_wins", True, False, "nothing"),
+        ("update", 0.99, False, "newest_wins", True, False, "nothing"),  # another entity: self-contradicting
+        ("contradiction", 0.95, True, "newest_wins", True, False, "flag"),
+        ("elaboration", 0.91, True, "newest_wins", True, True, "clear"),
+        ("related", 0.91, True, "newest_wins", True, False, "nothing"),
+        ("unrelated", 0.89, False, "newest_wins", True, True, "nothing"),
+    ],
+)
 def test_the_fold_table(verdict, confidence, same, policy, peer_first, flagged, expected):
     t0, t1 = utc(2024, 1, 1), utc(2024, 2, 1)
     pair = PairFacts(t1 if peer_first else t0, t0 if peer_first else t1, None, None, flagged)
@@ -221,13 +239,31 @@ def test_the_llm_judge_prompt_and_answer_through_the_port(rmem, ana, clock):
 
     two_offices(ana, clock)
     with ScriptedLLM() as server:
-        server.responder = lambda body: ok({"judgements": [
-            {"peer": "[p1]", "reason": "moved floors", "same_entity": True, "same_attribute": True,
-             "verdict": "update", "confidence": 0.99},
-            {"peer": "p7", "reason": "?", "same_entity": True, "same_attribute": True, "verdict": "update",
-             "confidence": 0.99},
-            {"peer": "p1", "reason": "mistyped", "same_entity": "yes", "verdict": "update", "confidence": 2}]},
-            prompt_tokens=400, completion_tokens=60)
+        server.responder = lambda body: ok(
+            {
+                "judgements": [
+                    {
+                        "peer": "[p1]",
+                        "reason": "moved floors",
+                        "same_entity": True,
+                        "same_attribute": True,
+                        "verdict": "update",
+                        "confidence": 0.99,
+                    },
+                    {
+                        "peer": "p7",
+                        "reason": "?",
+                        "same_entity": True,
+                        "same_attribute": True,
+                        "verdict": "update",
+                        "confidence": 0.99,
+                    },
+                    {"peer": "p1", "reason": "mistyped", "same_entity": "yes", "verdict": "update", "confidence": 2},
+                ]
+            },
+            prompt_tokens=400,
+            completion_tokens=60,
+        )
         llm = OpenAIChat(server.base_url, "judge-model", sleep=lambda _: None, price_in_per_mtok=10.0)
         report = rmem.resolve(LLMJudge(llm))
         prompt = server.requests[0]["messages"][1]["content"]
@@ -256,5 +292,6 @@ def test_the_review_queue_and_a_reviewers_decisions(rmem, ana, clock):
     assert ana.resolve_conflict("office-now", "office", "clear")["rows_written"] == 1
     assert ana.get("office").status.value == "active"
     from memory_core.errors import WrongState
+
     with pytest.raises(WrongState):
         ana.resolve_conflict("office-now", "office", "clear")  # not flagged against each other any more

@@ -1,4 +1,5 @@
 """recall / search through the real DuckDB store and the real Lance index (hashing embedder)."""
+
 import json
 from datetime import timedelta
 
@@ -74,8 +75,8 @@ def test_deleted_rows_are_not_returned_and_restore_brings_them_back(imemory):
 def test_rows_of_another_scope_user_or_tenant_are_never_returned(imemory):
     secret = "the vault code is swordfish"
     writers = [tool_of(imemory, user="bob"), tool_of(imemory, tenant="globex"), tool_of(imemory, agent="other")]
-    writers[0].set("vault", secret)                 # another user, same tenant
-    writers[1].set("vault", secret)                 # same user id, another tenant
+    writers[0].set("vault", secret)  # another user, same tenant
+    writers[1].set("vault", secret)  # same user id, another tenant
     writers[2].set("vault", secret, scope="agent")  # another agent's scope
     tool_of(imemory).set("vault", secret, scope="tenant")  # this tenant's shared scope
     reader = tool_of(imemory)
@@ -145,12 +146,19 @@ def test_k_and_token_budget(imemory):
     assert len(budgeted.hits) < 8 and budgeted.truncated == 8 - len(budgeted.hits)
 
 
-@pytest.mark.parametrize("kwargs,error", [
-    ({"query": ""}, InvalidInput), ({"query": "   "}, InvalidInput), ({"query": "x", "k": 0}, InvalidInput),
-    ({"query": "x", "k": -3}, InvalidInput), ({"query": "x", "recipe": "magic"}, InvalidInput),
-    ({"query": "x", "sources": ["rumour"]}, UnknownKind), ({"query": "x", "as_of": "soon"}, MalformedTimestamp),
-    ({"query": "x", "scope": "global"}, ScopeForbidden),
-])
+@pytest.mark.parametrize(
+    "kwargs,error",
+    [
+        ({"query": ""}, InvalidInput),
+        ({"query": "   "}, InvalidInput),
+        ({"query": "x", "k": 0}, InvalidInput),
+        ({"query": "x", "k": -3}, InvalidInput),
+        ({"query": "x", "recipe": "magic"}, InvalidInput),
+        ({"query": "x", "sources": ["rumour"]}, UnknownKind),
+        ({"query": "x", "as_of": "soon"}, MalformedTimestamp),
+        ({"query": "x", "scope": "global"}, ScopeForbidden),
+    ],
+)
 def test_bad_search_input_is_a_typed_error(imemory, kwargs, error):
     with pytest.raises(error):
         tool_of(imemory).recall(**kwargs)
@@ -240,8 +248,13 @@ def test_a_leg_short_of_live_rows_fetches_wider_then_under_the_full_filter(imemo
     tool.set("live", "a river walk today with friends along the long quiet bank of the wide slow water")
     seen = []
     original = IndexSnapshot.fts_search
-    monkeypatch.setattr(IndexSnapshot, "fts_search", lambda self, text, where, limit, columns: seen.append(
-        "full" if "valid_at <=" in where else limit) or original(self, text, where, limit, columns))
+    monkeypatch.setattr(
+        IndexSnapshot,
+        "fts_search",
+        lambda self, text, where, limit, columns: (
+            seen.append("full" if "valid_at <=" in where else limit) or original(self, text, where, limit, columns)
+        ),
+    )
     result = tool.recall("river walk", recipe="bm25_only", k=5)
     assert [h.key for h in result.hits] == ["live"] and seen == fetches
     assert len(tool.recall("river walk", recipe="bm25_only", k=5, as_of=utc(2020, 1, 15)).hits) == 5

@@ -1,4 +1,5 @@
 """The rule-based extractor: first-person statements, kin names, dates and pronouns."""
+
 from datetime import datetime, timezone
 
 import pytest
@@ -19,22 +20,28 @@ def one(text):
     return fact
 
 
-@pytest.mark.parametrize("text, key, relation", [
-    ("I live in Lisbon.", "caroline:lives_in", ("Caroline", "lives_in", "Lisbon")),
-    ("I just moved to New York City!", "caroline:lives_in", ("Caroline", "lives_in", "New York City")),
-    ("I work at Acme Robotics, it's great.", "caroline:works_at", ("Caroline", "works_at", "Acme Robotics")),
-    ("My sister's name is Maya.", "caroline:sister_name", ("Caroline", "has_sister", "Maya")),
-    ("I have a dog named Rex.", "caroline:dog_name", ("Caroline", "has_dog", "Rex")),
-    ("I'm 34 years old.", "caroline:age", ("Caroline", "age", "34")),
-    ("My favorite band is The Cure.", "caroline:favorite_band", ("Caroline", "favorite_band", "The Cure")),
-    ("I love hiking in the mountains.", "caroline:likes:hiking-in-the-mountains",
-     ("Caroline", "likes", "hiking in the mountains")),
-    ("I am a software engineer.", "caroline:occupation", ("Caroline", "works_as", "software engineer")),
-])
+@pytest.mark.parametrize(
+    "text, key, relation",
+    [
+        ("I live in Lisbon.", "caroline:lives_in", ("Caroline", "lives_in", "Lisbon")),
+        ("I just moved to New York City!", "caroline:lives_in", ("Caroline", "lives_in", "New York City")),
+        ("I work at Acme Robotics, it's great.", "caroline:works_at", ("Caroline", "works_at", "Acme Robotics")),
+        ("My sister's name is Maya.", "caroline:sister_name", ("Caroline", "has_sister", "Maya")),
+        ("I have a dog named Rex.", "caroline:dog_name", ("Caroline", "has_dog", "Rex")),
+        ("I'm 34 years old.", "caroline:age", ("Caroline", "age", "34")),
+        ("My favorite band is The Cure.", "caroline:favorite_band", ("Caroline", "favorite_band", "The Cure")),
+        (
+            "I love hiking in the mountains.",
+            "caroline:likes:hiking-in-the-mountains",
+            ("Caroline", "likes", "hiking in the mountains"),
+        ),
+        ("I am a software engineer.", "caroline:occupation", ("Caroline", "works_as", "software engineer")),
+    ],
+)
 def test_first_person_statements_name_subject_and_attribute_never_the_value(text, key, relation):
     fact = one(text)
     assert (fact.key, fact.relation) == (key, relation)
-    assert fact.quote in text and text[fact.span[0]:fact.span[1]] == fact.quote
+    assert fact.quote in text and text[fact.span[0] : fact.span[1]] == fact.quote
 
 
 def test_a_later_statement_of_an_attribute_has_the_same_key():

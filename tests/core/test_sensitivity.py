@@ -1,4 +1,5 @@
 """Sensitivity detection: the guarded scans answer exactly what one scan of every pattern answers."""
+
 from __future__ import annotations
 
 import re
@@ -10,13 +11,17 @@ from hypothesis import strategies as st
 from memory_core.write.sensitivity import _luhn, detect
 
 # The detector as first written: every pattern in one alternation, run on every value.
-_REFERENCE = re.compile("|".join((
-    r"\b\d{3}-\d{2}-\d{4}\b",
-    r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b",
-    r"(?i:\b(?:password|passwd|passcode|api[_ -]?key|secret|token)\b\s*[:=]\s*\S+)",
-    r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9_-]{16,}\b",
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
-)))
+_REFERENCE = re.compile(
+    "|".join(
+        (
+            r"\b\d{3}-\d{2}-\d{4}\b",
+            r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b",
+            r"(?i:\b(?:password|passwd|passcode|api[_ -]?key|secret|token)\b\s*[:=]\s*\S+)",
+            r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9_-]{16,}\b",
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----",
+        )
+    )
+)
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)")
 
 
@@ -28,20 +33,51 @@ def reference(text: str) -> str:
     return "high" if _REFERENCE.search(text) else "normal"
 
 
-@pytest.mark.parametrize("text, tier", [
-    ("card 4111 1111 1111 1111", "high"), ("card 4111 1111 1111 1112", "normal"),
-    ("ssn 123-45-6789", "high"), ("iban DE89 3704 0044 0532 0130 00", "high"),
-    ("my Password: hunter2", "high"), ("api-key = abc", "high"), ("key sk-abcdefghijklmnopqrstu", "high"),
-    ("-----BEGIN RSA PRIVATE KEY-----", "high"), ("card ٤١١١ ١١١١ ١١١١ ١١١١", "high"),
-    ("Dana studied music in Leeds (note 387926)", "normal"), ("prefers dark mode", "normal"),
-])
+@pytest.mark.parametrize(
+    "text, tier",
+    [
+        ("card 4111 1111 1111 1111", "high"),
+        ("card 4111 1111 1111 1112", "normal"),
+        ("ssn 123-45-6789", "high"),
+        ("iban DE89 3704 0044 0532 0130 00", "high"),
+        ("my Password: hunter2", "high"),
+        ("api-key = abc", "high"),
+        ("key sk-abcdefghijklmnopqrstu", "high"),
+        ("-----BEGIN RSA PRIVATE KEY-----", "high"),
+        ("card ٤١١١ ١١١١ ١١١١ ١١١١", "high"),
+        ("Dana studied music in Leeds (note 387926)", "normal"),
+        ("prefers dark mode", "normal"),
+    ],
+)
 def test_known_values(text, tier):
     assert detect(text) == tier == reference(text)
 
 
-_PIECES = st.sampled_from(["4111 1111 1111 1111", "123-45-6789", "DE89 3704 0044 0532 0130 00", "password", "token",
-                           ":", "=", " ", "-", "_", "sk", "ghp", "xoxb", "-----BEGIN ", "PRIVATE KEY-----", "١٢٣",
-                           "a", "Z", "0", "9", "abcdefghijklmnopq"])
+_PIECES = st.sampled_from(
+    [
+        "4111 1111 1111 1111",
+        "123-45-6789",
+        "DE89 3704 0044 0532 0130 00",
+        "password",
+        "token",
+        ":",
+        "=",
+        " ",
+        "-",
+        "_",
+        "sk",
+        "ghp",
+        "xoxb",
+        "-----BEGIN ",
+        "PRIVATE KEY-----",
+        "١٢٣",
+        "a",
+        "Z",
+        "0",
+        "9",
+        "abcdefghijklmnopq",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)

@@ -1,4 +1,5 @@
 """SQL memory: per-scope sandboxed databases; every escape refused or stopped, nothing changed."""
+
 from __future__ import annotations
 
 import os
@@ -128,11 +129,15 @@ def test_a_huge_result_is_cut_to_max_rows(home, clock):
         assert len(result.rows) == 100 and result.truncated
 
 
-@pytest.mark.parametrize("statement", [
-    "SELECT list(repeat('x', 1000)) FROM range(2000000)",
-    "SELECT list(x) FROM generate_series(1, 10000000000) t(x)",
-    "CREATE TABLE big AS SELECT repeat('y', 1000) AS s FROM generate_series(1, 5000000)",
-], ids=["list-of-strings", "huge-generate-series", "ctas-generate-series"])
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT list(repeat('x', 1000)) FROM range(2000000)",
+        "SELECT list(x) FROM generate_series(1, 10000000000) t(x)",
+        "CREATE TABLE big AS SELECT repeat('y', 1000) AS s FROM generate_series(1, 5000000)",
+    ],
+    ids=["list-of-strings", "huge-generate-series", "ctas-generate-series"],
+)
 def test_a_memory_hungry_statement_is_stopped_and_changes_nothing(home, clock, statement):
     with Memory.open(home, clock=clock) as memory:
         memory.sql.limits = SqlLimits(memory_limit="64MB", timeout_s=5)

@@ -4,6 +4,7 @@ The model here is built from the packaged MiniLM tokenizer and a random float16 
 distilled model is the same structure with learned rows): no distillation, so it runs in the
 default suite.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -49,9 +50,22 @@ def assert_same(model, texts: list[str]) -> None:
 
 
 def test_sentences_punctuation_accents_and_scripts(model):
-    assert_same(model, ["Ana lives in Lisbon.", "note1: Ana lives in Lisbon", "prefers dark-mode, not light!",
-                        "Naïve café in İstanbul", "東京タワーは高い", "I live in Москва", "e-mail: a.b@c.org",
-                        "", "   ", "[UNK] ☃ 𝔘𝔫𝔦", "x" * 300])
+    assert_same(
+        model,
+        [
+            "Ana lives in Lisbon.",
+            "note1: Ana lives in Lisbon",
+            "prefers dark-mode, not light!",
+            "Naïve café in İstanbul",
+            "東京タワーは高い",
+            "I live in Москва",
+            "e-mail: a.b@c.org",
+            "",
+            "   ",
+            "[UNK] ☃ 𝔘𝔫𝔦",
+            "x" * 300,
+        ],
+    )
 
 
 def test_every_whitespace_python_splits_on(model):
@@ -79,15 +93,23 @@ def test_a_weighted_model_is_refused(model):
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=60),
-                min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=60), min_size=1, max_size=6
+    )
+)
 def test_any_text_agrees_with_model2vec(model, texts):
     assert_same(model, texts)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.text(max_size=12), st.text(max_size=40), st.sampled_from([": ", " ", "", "\t", ":"])),
-                min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.tuples(st.text(max_size=12), st.text(max_size=40), st.sampled_from([": ", " ", "", "\t", ":"])),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_pairs_answer_what_each_text_answers_alone(model, parts):
     """An index text (key words, a separator, the value) reuses the value's sums: same rows as
     encoding each text on its own, whatever the separator (none, or not a space, falls back)."""
@@ -100,8 +122,10 @@ def test_pairs_answer_what_each_text_answers_alone(model, parts):
 
 
 def test_pairs_of_long_texts_go_through_the_model(model):
-    pairs = [("topic: " + " ".join(["word"] * 70), " ".join(["word"] * 70)),
-             ("k: " + "w " * 63, "w " * 63)] * 40  # 63 tokens fit in 64; with the key's two they do not
+    pairs = [
+        ("topic: " + " ".join(["word"] * 70), " ".join(["word"] * 70)),
+        ("k: " + "w " * 63, "w " * 63),
+    ] * 40  # 63 tokens fit in 64; with the key's two they do not
     firsts, seconds = ChunkCachedEncoder(model).encode_pairs(pairs)
     assert np.allclose(firsts, reference(model, [a for a, _ in pairs]), atol=1e-3)
     assert np.allclose(seconds, reference(model, [b for _, b in pairs]), atol=1e-3)

@@ -1,4 +1,5 @@
 """The pure timeline decisions: restatement, closing, retiring, and what survives a correction."""
+
 from datetime import timedelta
 
 from memory_core.timeline import FactState, fact_at, overlapping_pairs, plan_statement

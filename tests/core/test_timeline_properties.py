@@ -5,6 +5,7 @@ a new statement closes the fact live at its start and retires facts that begin i
 interval; the same value live at its start (with no new end) only reinforces. It records a
 copy of itself after every op, so "what the store held at T" is the last copy taken at or before T.
 """
+
 from __future__ import annotations
 
 import copy
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_core import FixedClock, Identity, Memory
-from memory_core.errors import NothingToRestore, NotFound
+from memory_core.errors import NotFound, NothingToRestore
 from tests.conftest import utc
 
 BASE = utc(2024, 1, 1)
@@ -58,12 +59,18 @@ class RefKey:
 
 ops = st.lists(
     st.one_of(
-        st.tuples(st.just("set"), st.sampled_from("abc"), st.integers(0, 40),
-                  st.one_of(st.none(), st.integers(1, 30)), st.booleans()),
+        st.tuples(
+            st.just("set"),
+            st.sampled_from("abc"),
+            st.integers(0, 40),
+            st.one_of(st.none(), st.integers(1, 30)),
+            st.booleans(),
+        ),
         st.tuples(st.just("delete")),
         st.tuples(st.just("restore")),
     ).flatmap(lambda op: st.tuples(st.just(op), st.integers(0, 3))),
-    min_size=1, max_size=18,
+    min_size=1,
+    max_size=18,
 )
 
 
@@ -75,7 +82,7 @@ def test_get_as_of_and_known_at_match_the_reference_model(tmp_path_factory, sequ
     snapshots: list[tuple[datetime, RefKey]] = []
     with Memory.open(tmp_path_factory.mktemp("prop"), clock=clock) as memory:
         tool = memory.for_run(Identity(tenant="t", user="u"))
-        for (op, step_hours) in sequence:
+        for op, step_hours in sequence:
             clock.advance(timedelta(hours=step_hours))  # 0: two writes at the same instant
             if op[0] == "set":
                 _, value, start_day, length, end_given = op
@@ -105,7 +112,7 @@ def test_get_as_of_and_known_at_match_the_reference_model(tmp_path_factory, sequ
 
         # Every interval edge, and the instant just before it, is where an off-by-one would show.
         edges = {BASE, BASE + 80 * DAY}
-        for (op, _) in sequence:
+        for op, _ in sequence:
             if op[0] == "set":
                 start = BASE + op[2] * DAY
                 edges |= {start, start + (op[3] or 0) * DAY}

@@ -1,4 +1,5 @@
 """The reviewer's timeline views: lanes, the two sliders' answers, provenance, the figure."""
+
 from datetime import timedelta
 
 from memory_core import timeline_view as view
@@ -19,7 +20,7 @@ def test_lanes_sliders_and_provenance(tool, clock):
     then = view.believed_at(history, first_known)
     assert view.true_at(then, utc(2024, 1, 1)).value == "Berlin"  # before the correction was known
     now = view.believed_at(history, None)
-    assert view.true_at(now, utc(2024, 1, 1)) is None              # deleted since
+    assert view.true_at(now, utc(2024, 1, 1)) is None  # deleted since
     valid, created = view.instants(history)
     assert utc(2023, 3, 1) in valid and len(created) == 3
     labels = dict(view.provenance(history[-1]))
@@ -46,10 +47,27 @@ def test_the_provenance_panel_names_who_judged_the_fact(tool):
     from memory_core import timeline_view as view
 
     row = tool.set("office", "on the third floor").version
-    judged = [{"judge": "rules-judge-v1", "verdict": "update", "confidence": 0.985, "peer_key": "office-old",
-               "action": "retire", "reason": "another floor", "judged_fact": row.fact_id, "peer_fact": "x"},
-              {"judge": "other", "verdict": "related", "confidence": 0.9, "peer_key": "k", "action": "nothing",
-               "judged_fact": "someone-else", "peer_fact": "y"}]
+    judged = [
+        {
+            "judge": "rules-judge-v1",
+            "verdict": "update",
+            "confidence": 0.985,
+            "peer_key": "office-old",
+            "action": "retire",
+            "reason": "another floor",
+            "judged_fact": row.fact_id,
+            "peer_fact": "x",
+        },
+        {
+            "judge": "other",
+            "verdict": "related",
+            "confidence": 0.9,
+            "peer_key": "k",
+            "action": "nothing",
+            "judged_fact": "someone-else",
+            "peer_fact": "y",
+        },
+    ]
     labels = dict(view.provenance(row, judged))
     assert labels["judged by rules-judge-v1"] == "update 0.98 vs office-old: retire (another floor)"
     assert "judged by other" not in labels

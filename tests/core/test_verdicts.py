@@ -1,5 +1,6 @@
 """Peer verdicts: the pure decision, the seed's own pairs, threshold precedence, and what each
 verdict does to the store."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -20,8 +21,9 @@ def peer(text, cosine=0.9, key="other", valid_at=T0, **flags):
 
 
 def verdict(text, peers, policy=Policy.NEWEST_WINS, valid_at=LATER, key_identified=False):
-    return decide(Candidate(text, valid_at, key_identified), peers, threshold=0.8, duplicate_threshold=0.95,
-                  policy=policy)
+    return decide(
+        Candidate(text, valid_at, key_identified), peers, threshold=0.8, duplicate_threshold=0.95, policy=policy
+    )
 
 
 def test_no_close_peer_is_no_peers():
@@ -38,23 +40,31 @@ def test_a_close_pinned_peer_rejects():
     assert verdict("User prefers light mode", [peer("User prefers dark mode", pinned=True)]).kind == "rejected"
 
 
-@pytest.mark.parametrize("old, new", [
-    ("prefers dark mode", "prefers light mode"),
-    ("User prefers dark mode", "User prefers light mode"),
-    ("drives a red sports car", "drives a blue sports car"),
-    ("I live in Москва", "I live in Berlin"),
-    ("I work at Acme in London", "I work at Globex in London"),
-], ids=["dark-light", "dark-light-subject", "sports-car", "moscow-berlin", "acme-globex"])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("prefers dark mode", "prefers light mode"),
+        ("User prefers dark mode", "User prefers light mode"),
+        ("drives a red sports car", "drives a blue sports car"),
+        ("I live in Москва", "I live in Berlin"),
+        ("I work at Acme in London", "I work at Globex in London"),
+    ],
+    ids=["dark-light", "dark-light-subject", "sports-car", "moscow-berlin", "acme-globex"],
+)
 def test_the_seeds_substitutions_refine_under_newest_wins(old, new):
     v = verdict(new, [peer(old)])
     assert v.kind == "refines" and v.peers[0].text == old
 
 
-@pytest.mark.parametrize("old, new", [
-    ("lives in London", "works in London"),
-    ("Alice lives in London", "Alice works in London"),
-    ("The capital of Soviet Union is Moscow", "The capital of Italy is Rome"),
-], ids=["lives-works", "lives-works-subject", "capitals"])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("lives in London", "works in London"),
+        ("Alice lives in London", "Alice works in London"),
+        ("The capital of Soviet Union is Moscow", "The capital of Italy is Rome"),
+    ],
+    ids=["lives-works", "lives-works-subject", "capitals"],
+)
 def test_the_seeds_non_pairs_never_refine(old, new):
     assert verdict(new, [peer(old)]).kind == "conflict"
 
@@ -74,8 +84,10 @@ def test_only_newest_wins_refines(policy):
 
 
 def test_append_only_skips_the_check():
-    assert verdict("User prefers light mode", [peer("User prefers dark mode")],
-                   policy=Policy.APPEND_ONLY).kind == "no_peers"
+    assert (
+        verdict("User prefers light mode", [peer("User prefers dark mode")], policy=Policy.APPEND_ONLY).kind
+        == "no_peers"
+    )
 
 
 def test_same_content_words_at_the_duplicate_threshold_is_a_duplicate():
@@ -91,19 +103,24 @@ def test_values_each_side_lacks_are_not_a_duplicate():
 
 
 def test_a_decision_is_identified_by_its_key():
-    v = verdict("Use Postgres for billing", [peer("Use Postgres for billing", cosine=0.99, pinned=True)],
-                key_identified=True)
+    v = verdict(
+        "Use Postgres for billing", [peer("Use Postgres for billing", cosine=0.99, pinned=True)], key_identified=True
+    )
     assert v.kind == "conflict"
 
 
 def test_threshold_precedence_type_then_tenant_then_embedder_then_default():
-    assert resolve_threshold(TypeConfig("t", dedup_threshold=0.9), TenantConfig(conflict_threshold=0.7), 0.6).source == "type"
+    assert (
+        resolve_threshold(TypeConfig("t", dedup_threshold=0.9), TenantConfig(conflict_threshold=0.7), 0.6).source
+        == "type"
+    )
     assert resolve_threshold(TypeConfig("t"), TenantConfig(conflict_threshold=0.7), 0.6).value == 0.7
-    assert resolve_threshold(TypeConfig("t"), TenantConfig(), 0.6) .source == "embedder"
+    assert resolve_threshold(TypeConfig("t"), TenantConfig(), 0.6).source == "embedder"
     assert resolve_threshold(TypeConfig("t"), TenantConfig(), None).source == "default"
 
 
 # -- through the tool ------------------------------------------------------------------------
+
 
 @pytest.fixture
 def tool(home, clock):

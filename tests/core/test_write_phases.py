@@ -1,4 +1,5 @@
 """Each phase of a point write as a function, and each refusal through the tool writing nothing."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -7,15 +8,22 @@ from datetime import timedelta
 import pytest
 
 from memory_core import Identity, Kind, Memory, Status
-from memory_core.errors import (Blacklisted, CharLimitExceeded, KeyHoldsFact, Locked, PinnedConflict,
-                                PreconditionFailed, SourceClassRefused)
+from memory_core.errors import (
+    Blacklisted,
+    CharLimitExceeded,
+    KeyHoldsFact,
+    Locked,
+    PinnedConflict,
+    PreconditionFailed,
+    SourceClassRefused,
+)
 from memory_core.identity import Namespace, Scope
 from memory_core.model import Provenance
+from memory_core.values import canonical_json, content_sha256
 from memory_core.write import phases
 from memory_core.write.config import BUILTIN_TYPES, Policy, TenantConfig, TypeConfig, WriteConfig
 from memory_core.write.request import SetState
 from memory_core.write.settle import make_request
-from memory_core.values import content_sha256, canonical_json
 from tests.conftest import T0, store_snapshot
 
 NS = Namespace("acme", Scope.USER, "ana")
@@ -47,6 +55,7 @@ def stored(value="dark mode", **changes):
 
 # -- resolve_type -------------------------------------------------------------------------------
 
+
 def test_resolve_type_retypes_and_names_the_type_asked_for():
     config = WriteConfig(types={**BUILTIN_TYPES, "pref": TypeConfig("pref", retype_to="preference")})
     state = state_for(config=config, memory_type="pref")
@@ -56,15 +65,22 @@ def test_resolve_type_retypes_and_names_the_type_asked_for():
 
 # -- fetch_live ---------------------------------------------------------------------------------
 
+
 def test_fetch_live_finds_the_fact_live_now_and_the_head_version():
-    old = stored("light mode", valid_at=T0 - timedelta(days=9), invalid_at=T0 - timedelta(days=2), version=1,
-                 status=Status.SUPERSEDED)
+    old = stored(
+        "light mode",
+        valid_at=T0 - timedelta(days=9),
+        invalid_at=T0 - timedelta(days=2),
+        version=1,
+        status=Status.SUPERSEDED,
+    )
     now = stored("dark mode", fact_id="f2", id="r2", valid_at=T0 - timedelta(days=2), version=2)
     state = state_for(states=[old, now])
     assert state.live.fact_id == "f2" and state.head_version == 2
 
 
 # -- guard --------------------------------------------------------------------------------------
+
 
 def test_guard_same_bytes_is_a_restatement():
     state = phases.guard(state_for("dark mode", states=[stored("dark mode")]))
@@ -90,9 +106,12 @@ def test_guard_lets_a_locked_fact_be_restated():
 
 # -- expiry -------------------------------------------------------------------------------------
 
+
 def test_expiry_takes_the_earliest_of_ttl_type_and_tenant_retention():
-    config = WriteConfig(tenant=TenantConfig(retention_days=30),
-                         types={**BUILTIN_TYPES, "otp": TypeConfig("otp", retention_days=1, on_expire="anonymize")})
+    config = WriteConfig(
+        tenant=TenantConfig(retention_days=30),
+        types={**BUILTIN_TYPES, "otp": TypeConfig("otp", retention_days=1, on_expire="anonymize")},
+    )
     state = phases.expiry(phases.guard(state_for(config=config, memory_type="otp", ttl_seconds=7200)))
     assert state.expires_at == T0 + timedelta(hours=2) and state.on_expire == "anonymize"
     state = phases.expiry(phases.guard(state_for(config=config, memory_type="otp")))
@@ -110,6 +129,7 @@ def test_expiry_of_a_restatement_keeps_the_stored_one_and_a_locked_fact_refuses_
 
 # -- prepare ------------------------------------------------------------------------------------
 
+
 def test_prepare_refuses_a_value_over_the_char_limit():
     config = WriteConfig(tenant=TenantConfig(char_limit=20))
     with pytest.raises(CharLimitExceeded) as refused:
@@ -124,14 +144,17 @@ def test_prepare_refuses_a_blacklisted_value_without_echoing_it():
     assert refused.value.code == "BLACKLISTED" and "BLUEBIRD" not in refused.value.message
 
 
-@pytest.mark.parametrize("value, named, tier", [
-    ("card 4111 1111 1111 1111", None, "high"),
-    ("my ssn is 078-05-1120", None, "high"),
-    ("password: hunter2", None, "high"),
-    ("prefers dark mode", None, "normal"),
-    ("prefers dark mode", "high", "high"),
-    ("card 4111 1111 1111 1111", "low", "high"),   # detection raises a named tier, never lowers it
-])
+@pytest.mark.parametrize(
+    "value, named, tier",
+    [
+        ("card 4111 1111 1111 1111", None, "high"),
+        ("my ssn is 078-05-1120", None, "high"),
+        ("password: hunter2", None, "high"),
+        ("prefers dark mode", None, "normal"),
+        ("prefers dark mode", "high", "high"),
+        ("card 4111 1111 1111 1111", "low", "high"),  # detection raises a named tier, never lowers it
+    ],
+)
 def test_prepare_sets_the_sensitivity_tier(value, named, tier):
     state = phases.prepare(phases.expiry(phases.guard(state_for(value, sensitivity=named))))
     assert state.sensitivity == tier
@@ -153,6 +176,7 @@ def test_prepare_lets_a_caller_only_downgrade_the_source_class():
 
 
 # -- preconditions ------------------------------------------------------------------------------
+
 
 def prepared(state):
     return phases.prepare(phases.expiry(phases.guard(state)))
@@ -177,6 +201,7 @@ def test_if_match_sha256_must_name_the_live_value():
 
 # -- build_rows ---------------------------------------------------------------------------------
 
+
 def test_build_rows_restates_with_reinforcement_and_supersedes_a_changed_value():
     prior = stored()
     again = run_to_rows(state_for("dark mode", states=[prior]))
@@ -193,12 +218,16 @@ def test_build_rows_writes_a_proposal_as_proposed():
 
 # -- which rows are embedded and peer-checked ----------------------------------------------------
 
-@pytest.mark.parametrize("options, embedded, checked", [
-    ({}, True, True),
-    ({"kind": "note"}, True, False),
-    ({"memory_type": "episodic"}, False, False),
-    ({"sensitivity": "high"}, False, False),
-])
+
+@pytest.mark.parametrize(
+    "options, embedded, checked",
+    [
+        ({}, True, True),
+        ({"kind": "note"}, True, False),
+        ({"memory_type": "episodic"}, False, False),
+        ({"sensitivity": "high"}, False, False),
+    ],
+)
 def test_only_embedded_new_facts_meet_the_peer_check(options, embedded, checked):
     state = run_to_rows(state_for(**options))
     assert (phases.embedded(state), phases.needs_peer_check(state)) == (embedded, checked)
@@ -211,6 +240,7 @@ def test_append_only_skips_the_peer_check():
 
 # -- refusals through the tool write nothing -----------------------------------------------------
 
+
 @pytest.fixture
 def wmemory(home, clock):
     with Memory.open(home, clock=clock, embedder="hashing") as m:
@@ -221,16 +251,26 @@ def admin_tool(memory):
     return memory.for_run(Identity(tenant="acme", user="ana", agent="helper", admin=True))
 
 
-@pytest.mark.parametrize("setup, write, error", [
-    (lambda t: (t.set("theme", "dark mode"), t.lock("theme")), lambda t: t.set("theme", "light mode"), Locked),
-    (lambda t: (t.set("theme", "dark mode"), t.pin("theme")), lambda t: t.set("theme", "light mode"), PinnedConflict),
-    (lambda t: t.configure(char_limit=10), lambda t: t.set("bio", "a rather long value"), CharLimitExceeded),
-    (lambda t: t.configure(blacklist=["secret project"]), lambda t: t.set("x", "the secret project"), Blacklisted),
-    (lambda t: t.set("theme", "dark mode"), lambda t: t.set("theme", "light", proposed=True), KeyHoldsFact),
-    (lambda t: t.set("theme", "dark mode"), lambda t: t.set("theme", "light", if_match_sha256="0" * 64),
-     PreconditionFailed),
-    (lambda t: None, lambda t: t.set("x", "y", source_class="stated"), SourceClassRefused),
-])
+@pytest.mark.parametrize(
+    "setup, write, error",
+    [
+        (lambda t: (t.set("theme", "dark mode"), t.lock("theme")), lambda t: t.set("theme", "light mode"), Locked),
+        (
+            lambda t: (t.set("theme", "dark mode"), t.pin("theme")),
+            lambda t: t.set("theme", "light mode"),
+            PinnedConflict,
+        ),
+        (lambda t: t.configure(char_limit=10), lambda t: t.set("bio", "a rather long value"), CharLimitExceeded),
+        (lambda t: t.configure(blacklist=["secret project"]), lambda t: t.set("x", "the secret project"), Blacklisted),
+        (lambda t: t.set("theme", "dark mode"), lambda t: t.set("theme", "light", proposed=True), KeyHoldsFact),
+        (
+            lambda t: t.set("theme", "dark mode"),
+            lambda t: t.set("theme", "light", if_match_sha256="0" * 64),
+            PreconditionFailed,
+        ),
+        (lambda t: None, lambda t: t.set("x", "y", source_class="stated"), SourceClassRefused),
+    ],
+)
 def test_a_refused_write_leaves_the_store_exactly_as_it_was(wmemory, setup, write, error):
     tool = admin_tool(wmemory)
     setup(tool)

@@ -1,4 +1,5 @@
 """The extraction evals on small inputs: the coreference comparison and observation recall."""
+
 import json
 
 from corpora.coref import CorefItem, synthetic_items
@@ -7,9 +8,19 @@ from evals.observations import run as observation_run
 
 
 def test_per_span_sees_only_the_mention_turn_and_whole_batch_sees_the_dialog():
-    item = CorefItem("t", "d1", ("Play Billie Jean by Michael Jackson .", "Several versions are listed .",
-                                 "Show me a live version that he moonwalks on ."), "he", 28, ("Michael Jackson",))
-    assert item.turns[-1][item.mention_start:].startswith("he")
+    item = CorefItem(
+        "t",
+        "d1",
+        (
+            "Play Billie Jean by Michael Jackson .",
+            "Several versions are listed .",
+            "Show me a live version that he moonwalks on .",
+        ),
+        "he",
+        28,
+        ("Michael Jackson",),
+    )
+    assert item.turns[-1][item.mention_start :].startswith("he")
     assert not outcome(item, "per_span") and outcome(item, "whole_batch")
     row = compare([item, item])
     assert row["per_span"]["accuracy"] == 0 and row["whole_batch"]["accuracy"] == 1
@@ -20,23 +31,45 @@ def test_the_synthetic_corpus_knows_its_answers():
     items = synthetic_items(seed=1, dialogs=50)
     assert len(items) == 50
     for item in items:
-        assert item.turns[-1][item.mention_start:].startswith(item.mention)
+        assert item.turns[-1][item.mention_start :].startswith(item.mention)
         assert any(a in " ".join(item.turns[:-1]) for a in item.antecedents)
 
 
 def test_observation_recall_on_a_small_corpus(tmp_path):
-    turns = [{"speaker": "Ada", "dia_id": "D1:1", "text": "I moved to Lisbon last year."},
-             {"speaker": "Ben", "dia_id": "D1:2", "text": "I love sailing on weekends."},
-             {"speaker": "Ada", "dia_id": "D1:3", "text": "The weather was grey today."}]
+    turns = [
+        {"speaker": "Ada", "dia_id": "D1:1", "text": "I moved to Lisbon last year."},
+        {"speaker": "Ben", "dia_id": "D1:2", "text": "I love sailing on weekends."},
+        {"speaker": "Ada", "dia_id": "D1:3", "text": "The weather was grey today."},
+    ]
     other = [{"speaker": "Cy", "dia_id": "D1:1", "text": "Quarterly budgets are due on Friday."}]
     samples = [
-        {"sample_id": "a", "conversation": {"speaker_a": "Ada", "speaker_b": "Ben", "session_1": turns,
-                                            "session_1_date_time": "1:56 pm on 8 May, 2023"}, "qa": [],
-         "observation": {"session_1_observation": {"Ada": [["Ada lives in Lisbon", "D1:1"]],
-                                                   "Ben": [["Ben loves sailing on weekends", "D1:2"]]}}},
-        {"sample_id": "b", "conversation": {"speaker_a": "Cy", "speaker_b": "Di", "session_1": other,
-                                            "session_1_date_time": "1:56 pm on 8 May, 2023"}, "qa": [],
-         "observation": {"session_1_observation": {"Cy": [["Cy has budgets due Friday", "D1:1"]]}}},
+        {
+            "sample_id": "a",
+            "conversation": {
+                "speaker_a": "Ada",
+                "speaker_b": "Ben",
+                "session_1": turns,
+                "session_1_date_time": "1:56 pm on 8 May, 2023",
+            },
+            "qa": [],
+            "observation": {
+                "session_1_observation": {
+                    "Ada": [["Ada lives in Lisbon", "D1:1"]],
+                    "Ben": [["Ben loves sailing on weekends", "D1:2"]],
+                }
+            },
+        },
+        {
+            "sample_id": "b",
+            "conversation": {
+                "speaker_a": "Cy",
+                "speaker_b": "Di",
+                "session_1": other,
+                "session_1_date_time": "1:56 pm on 8 May, 2023",
+            },
+            "qa": [],
+            "observation": {"session_1_observation": {"Cy": [["Cy has budgets due Friday", "D1:1"]]}},
+        },
     ]
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(samples))

@@ -1,4 +1,5 @@
 """The fact timeline notebook: lint-clean, and it runs to HTML against a small home."""
+
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -29,8 +30,12 @@ def fixture_home(tmp_path):
 
 def export(tmp_path, *args):
     out = tmp_path / "fact_timeline.html"
-    done = subprocess.run([*MARIMO, "export", "html", str(NOTEBOOK), "-o", str(out), "--", *args],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [*MARIMO, "export", "html", str(NOTEBOOK), "-o", str(out), "--", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return done, out.read_text(encoding="utf-8") if out.exists() else ""
 
 

@@ -1,5 +1,6 @@
 """Every notebook: lint-clean, exported to HTML against a small home, rendered in headless
 Chromium with no error output, and a screenshot kept (``.screenshots/`` in the repository)."""
+
 import subprocess
 import sys
 from datetime import timedelta
@@ -27,7 +28,8 @@ def fixture_home(tmp_path_factory):
     clock = FixedClock(T0)
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
         memory.for_run(Identity(tenant="acme", user="ops", admin=True)).configure(
-            policy="manual_review", conflict_threshold=0.99)
+            policy="manual_review", conflict_threshold=0.99
+        )
         tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper", session="s1"))
         tool.set("city", "Berlin", valid_at="2021-01-01T00:00:00Z")
         clock.advance(timedelta(days=2))
@@ -46,16 +48,23 @@ def fixture_home(tmp_path_factory):
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_marimo_check_strict_passes(name):
-    done = subprocess.run([sys.executable, "-m", "marimo", "check", "--strict", str(ROOT / "notebooks" / f"{name}.py")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "marimo", "check", "--strict", str(ROOT / "notebooks" / f"{name}.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("fact_timeline", ["Fact timeline", "Paris"]),
-    ("eval_report", ["Evaluation report", "whole-batch", "Conflict resolver calibration"]),
-    ("review_queue", ["Review queue", "office-now"]),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("fact_timeline", ["Fact timeline", "Paris"]),
+        ("eval_report", ["Evaluation report", "whole-batch", "Conflict resolver calibration"]),
+        ("review_queue", ["Review queue", "office-now"]),
+    ],
+)
 def test_exports_with_no_cell_error_and_renders_in_chromium(tmp_path, fixture_home, name, expected):
     html = tmp_path / f"{name}.html"
     done = export_notebook(name, html, "--home", str(fixture_home), include_code=True)
