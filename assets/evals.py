@@ -7,7 +7,7 @@ import duckdb
 
 from corpora.locomo import LocomoNotFound
 from evals.locomo_cli import evaluate, parse_specs
-from memory_core.config import shared_root
+from memory_core.environment import shared_root
 
 from .resources import EmbedderResource, MemoryHomeResource
 

@@ -41,7 +41,7 @@ def extraction_queue_drain(
                 totals[name] += n
             if counts["claimed"] == 0:
                 break
-        backlog = memory.store.queue_backlog()
+        backlog = memory.store.queue.queue_backlog()
     context.log.info(f"extraction queue: {totals}; backlog {backlog}")
     return dg.MaterializeResult(metadata={**totals, "backlog": dg.MetadataValue.json(backlog)})
 
@@ -57,7 +57,7 @@ extraction_job = dg.define_asset_job(
     description="Launches the queue drain when jobs were queued since the last look (cursor: the newest job).",
 )
 def extraction_queue_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
-    seen = memory_home.peek(lambda memory: (memory.store.queue_cursor(), memory.store.queue_backlog()))
+    seen = memory_home.peek(lambda memory: (memory.store.queue.queue_cursor(), memory.store.queue.queue_backlog()))
     if isinstance(seen, dg.SkipReason):
         return seen
     cursor, backlog = seen

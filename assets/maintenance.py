@@ -34,7 +34,7 @@ def index_maintenance(
     with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
         caught_up = memory.flush()
         repaired = memory.repair_projections()
-        stats = memory.projector.index.optimize()
+        stats = memory.projector.optimize()
     context.add_output_metadata(
         {
             "caught_up": caught_up,
@@ -85,11 +85,11 @@ def resolver_pass(
     embedder: EmbedderResource,
     llm: LLMResource,
 ) -> None:
-    from memory_core.resolver.run import ResolverSettings
+    from memory_core.resolver.actions import ResolverSettings
 
     with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
         report = memory.resolve(llm.judge(), settings=ResolverSettings(floor=config.floor, batch=config.batch))
-        marks = memory.store.mark_counts()
+        marks = memory.store.ledger.mark_counts()
     context.log.info(f"resolver pass: {report.to_dict()}")
     context.add_output_metadata(
         {
@@ -117,7 +117,7 @@ def projection_repair(
     context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
 ) -> None:
     with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
-        waiting = len(memory.store.pending_projection_failures())
+        waiting = len(memory.store.projections.pending_projection_failures())
         repaired = memory.repair_projections()
     context.add_output_metadata({"waiting": waiting, "repaired": repaired})
 

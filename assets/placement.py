@@ -51,7 +51,7 @@ def placed_facts(
         report = load_placed(
             memory, placement_corpus, progress=lambda n, total: context.log.info(f"placed {n}/{total} facts")
         )
-        counts = memory.store.graph_counts()
+        counts = memory.store.graph.counts()
     context.add_output_metadata(
         {
             "written": report.written,

@@ -38,7 +38,7 @@ def resolver_demo_statements(
     pairs = [p for group in zip_longest(*by_label.values()) for p in group if p is not None][: config.pairs]
     marker = f"resolver_demo:{config.tenant}:{len(pairs)}"
     with memory_home.open() as memory:
-        if memory.store.marker(marker):
+        if memory.store.inspection.marker(marker):
             return dg.MaterializeResult(metadata={"written": 0, "already_loaded": len(pairs)})
         admin = memory.for_run(Identity(tenant=config.tenant, user="admin", admin=True))
         admin.configure(policy="auto_reinforce", conflict_threshold=0.99)
@@ -51,5 +51,5 @@ def resolver_demo_statements(
             tool.set("statement-a", pair.peer)
             tool.set("statement-b", pair.new)
             labels[pair.label] = labels.get(pair.label, 0) + 1
-        memory.store.set_marker(marker, "loaded")
+        memory.store.inspection.set_marker(marker, "loaded")
     return dg.MaterializeResult(metadata={"written": 2 * len(pairs), "labels": dg.MetadataValue.json(labels)})

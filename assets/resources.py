@@ -7,8 +7,9 @@ from typing import Any, Callable, Iterator
 import dagster as dg
 
 from memory_core import Memory
-from memory_core.config import resolve_home
-from memory_core.embed import Embedder, make_embedder
+from memory_core.adapters.embedders import make_embedder
+from memory_core.environment import resolve_home
+from memory_core.ports import Embedder
 
 
 class MemoryHomeResource(dg.ConfigurableResource):
@@ -67,17 +68,18 @@ class LLMResource(dg.ConfigurableResource):
     def _chat(self):
         import os
 
-        from memory_core.llm.openai_chat import OpenAIChat
+        from memory_core.adapters.llm.openai_chat import OpenAIChat
 
         return OpenAIChat(self.base_url, self.model or "default", api_key=os.environ.get(self.api_key_env, "none"))
 
     def extractor(self):
-        from memory_core.extraction.llm_extractor import LLMExtractor
+        from memory_core.adapters.llm.extractor import LLMExtractor
         from memory_core.extraction.rules import RuleExtractor
 
         return RuleExtractor() if self.offline else LLMExtractor(self._chat())
 
     def judge(self):
-        from memory_core.resolver.judge import LLMJudge, RuleJudge
+        from memory_core.adapters.llm.judge import LLMJudge
+        from memory_core.resolver.judge import RuleJudge
 
         return RuleJudge() if self.offline else LLMJudge(self._chat())

@@ -2,8 +2,6 @@
 
 import dagster as dg
 
-from memory_core.indexing import index_consistency
-
 from .resources import EmbedderResource, MemoryHomeResource
 from .timeline import STORE_POOL, timeline_memory
 
@@ -19,7 +17,7 @@ def retrieval_index(
 ) -> None:
     with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
         rows = memory.reindex(progress=lambda n, total: context.log.info(f"indexed {n}/{total} facts"))
-        stats = memory.projector.index.optimize()
+        stats = memory.projector.optimize()
         context.add_output_metadata(
             {
                 "rows": rows,
@@ -37,7 +35,7 @@ def retrieval_index(
 )
 def index_agrees_with_heads(memory_home: MemoryHomeResource, embedder: EmbedderResource) -> dg.AssetCheckResult:
     with memory_home.open(read_only=True, embedder=embedder.build(memory_home.path)) as memory:
-        report = index_consistency(memory.store, memory.projector.index, memory.indexable)
+        report = memory.projector.consistency()
     return dg.AssetCheckResult(
         passed=report["missing"] == 0 and report["stale"] == 0,
         metadata={k: dg.MetadataValue.json(v) if isinstance(v, list) else v for k, v in report.items()},

@@ -7,7 +7,7 @@ import sys
 
 import dagster as dg
 
-from memory_core.config import resolve_home
+from memory_core.environment import resolve_home
 
 from .definitions import defs
 

@@ -41,25 +41,9 @@ def _status_plot(counts: dict[str, int], tenant: str) -> bytes:
 def tenant_report(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
     tenant = context.partition_key
     with memory_home.open(read_only=True) as memory:
-        q = memory.store.query
-        status = {
-            r["status"]: int(r["n"])
-            for r in q(
-                "SELECT status, count(*) AS n FROM (SELECT status FROM memory_versions WHERE tenant = ? QUALIFY "
-                "row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1) GROUP BY status",
-                [tenant],
-            )
-        }
-        scopes = q(
-            "SELECT scope, count(DISTINCT owner_id) AS owners, count(DISTINCT key) AS keys FROM memory_versions "
-            "WHERE tenant = ? GROUP BY scope ORDER BY scope",
-            [tenant],
-        )
-        triples = q("SELECT count(*) AS n FROM graph_triples WHERE tenant = ?", [tenant])[0]["n"]
-        queued = q(
-            "SELECT count(*) AS n FROM extraction_queue WHERE tenant = ? AND status IN ('pending', 'running')", [tenant]
-        )[0]["n"]
-        owed = q("SELECT count(*) AS n FROM resolver_marks WHERE tenant = ? AND mark = 'owed'", [tenant])[0]["n"]
+        report = memory.store.inspection.tenant_report(tenant)
+    status, scopes = report["facts_by_status"], report["scopes"]
+    triples, queued, owed = report["graph_triples"], report["extraction_queued"], report["resolver_owed"]
     png = _status_plot(status or {"none": 0}, tenant)
     path = memory_home.path / "reports" / "tenants" / f"{tenant}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -92,11 +76,7 @@ tenant_report_job = dg.define_asset_job(
     description="Registers every tenant of the store as a partition and asks for its report once.",
 )
 def tenant_partitions_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
-    found = memory_home.peek(
-        lambda memory: [
-            r["tenant"] for r in memory.store.query("SELECT DISTINCT tenant FROM memory_versions ORDER BY 1")
-        ]
-    )
+    found = memory_home.peek(lambda memory: memory.store.inspection.tenants())
     if isinstance(found, dg.SkipReason):
         return found
     known = set(context.instance.get_dynamic_partitions("tenants"))

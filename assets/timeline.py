@@ -80,7 +80,7 @@ def timeline_memory(
 )
 def no_overlapping_live_intervals(memory_home: MemoryHomeResource) -> dg.AssetCheckResult:
     with memory_home.open(read_only=True) as memory:
-        overlaps = memory.store.overlapping_intervals()
+        overlaps = memory.store.inspection.overlapping_intervals()
     return dg.AssetCheckResult(
         passed=not overlaps,
         metadata={"overlapping_pairs": len(overlaps), "examples": dg.MetadataValue.json(overlaps[:5])},
@@ -148,7 +148,7 @@ def timeline_summary(context: dg.AssetExecutionContext, memory_home: MemoryHomeR
 )
 def no_row_across_tenants(memory_home: MemoryHomeResource) -> dg.AssetCheckResult:
     with memory_home.open(read_only=True) as memory:
-        problems = memory.store.cross_tenant_rows()
+        problems = memory.store.inspection.cross_tenant_rows()
     return dg.AssetCheckResult(
         passed=not problems,
         metadata={
@@ -160,10 +160,10 @@ def no_row_across_tenants(memory_home: MemoryHomeResource) -> dg.AssetCheckResul
 
 @dg.asset_check(asset=timeline_memory, description="Every table and view of the home has a known role.")
 def every_table_classified(memory_home: MemoryHomeResource) -> dg.AssetCheckResult:
-    from memory_core.store.invariants import TABLE_CLASSES
+    from memory_core.adapters.duckdb.inspection import TABLE_CLASSES
 
     with memory_home.open(read_only=True) as memory:
-        missing = memory.store.unclassified_tables()
+        missing = memory.store.inspection.unclassified_tables()
     return dg.AssetCheckResult(
         passed=not missing,
         metadata={

@@ -164,7 +164,7 @@ def load_placed(
     """Set the ontology (as the tenant's admin) and write every item with ``scope="auto"``.
     A corpus already placed in this home is not written twice: its stored report is returned."""
     marker = f"placement:{corpus.tenant}:{corpus.fingerprint}"
-    stored = memory.store.marker(marker)
+    stored = memory.store.inspection.marker(marker)
     if stored is not None:
         body = json.loads(stored)
         return PlacementReport(
@@ -212,5 +212,5 @@ def load_placed(
         tuple(mismatches),
         tuple(apart),
     )
-    memory.store.set_marker(marker, json.dumps(asdict(report)))
+    memory.store.inspection.set_marker(marker, json.dumps(asdict(report)))
     return report

@@ -149,7 +149,7 @@ def load_timeline(
 ) -> LoadReport:
     """Write the corpus through the Memory tool, one run identity per subject. Idempotent per corpus."""
     marker = f"corpus:timeline:{tenant}:{corpus.fingerprint}"
-    if memory.store.marker(marker) is not None:
+    if memory.store.inspection.marker(marker) is not None:
         return LoadReport(tenant, corpus.fingerprint, len(corpus.events), False, {})
     tools = {
         s: memory.for_run(
@@ -166,7 +166,7 @@ def load_timeline(
         verdicts[result.verdict] = verdicts.get(result.verdict, 0) + 1
         if progress and (n % 200 == 0 or n == len(corpus.events)):
             progress(n, len(corpus.events))
-    memory.store.set_marker(marker, memory.clock.now().isoformat())
+    memory.store.inspection.set_marker(marker, memory.clock.now().isoformat())
     return LoadReport(tenant, corpus.fingerprint, len(corpus.events), True, verdicts)
 
 

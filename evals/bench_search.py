@@ -25,22 +25,18 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from memory_core.config import resolve_home
-from memory_core.embed import make_embedder
+from memory_core.adapters.embedders import make_embedder
+from memory_core.adapters.lance import LanceIndex, LanceSearch
+from memory_core.adapters.lance.index import VECTOR_INDEX_MIN_ROWS
+from memory_core.adapters.lance.read import DERIVED_COLUMNS, SPAN_COLUMNS, live_spans
+from memory_core.adapters.lance.rows import namespace_key, schema
+from memory_core.environment import resolve_home
 from memory_core.identity import Namespace, Scope
 from memory_core.model import Kind
-from memory_core.retrieval.pipeline import search
 from memory_core.retrieval.recipes import get_recipe
 from memory_core.retrieval.types import SearchRequest
-from memory_core.store.lance_index import (
-    DERIVED_COLUMNS,
-    VECTOR_INDEX_MIN_ROWS,
-    LanceIndex,
-    micros,
-    namespace_key,
-    schema,
-)
-from memory_core.store.lance_read import SPAN_COLUMNS, live_spans
+from memory_core.services.search import search_index
+from memory_core.temporal import micros
 
 SUBJECTS = ["Ana", "Bo", "Chidi", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kemal", "Lena"]
 VERBS = [
@@ -184,6 +180,7 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
     build_s = time.perf_counter() - started
     started = time.perf_counter()
     cached = index.prewarm()  # a long-lived process loads the indexes once, not query by query
+    searcher = LanceSearch(index)
     prewarm_s = time.perf_counter() - started
     say(
         f"{n:>9,} rows: embedded {embed_s:.1f}s, wrote+FTS {write_s:.1f}s, vector/scalar indexes {build_s:.1f}s, "
@@ -219,7 +216,7 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
                 as_of=as_of,
             )
             t0 = time.perf_counter()
-            hits = search(index, embedder, ns, request, recipe, END).hits
+            hits = search_index(searcher, embedder, ns, request, recipe, END).hits
             latencies.append((time.perf_counter() - t0) * 1000)
             answers.append([h.fact_id for h in hits])
         return latencies[WARMUP:], answers[WARMUP:]

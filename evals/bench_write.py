@@ -32,8 +32,9 @@ import numpy as np
 from evals.bench_search import sentences
 from evals.write_floor import columnar_floor
 from memory_core import Identity, Memory
-from memory_core.embed import make_embedder
-from memory_core.store.schema import COLS, DDL, STAGED_INSERT, VERSION_COLUMNS, arrow_versions, version_params
+from memory_core.adapters.duckdb.schema import COLS, DDL, VERSION_COLUMNS, version_params
+from memory_core.adapters.duckdb.staging import STAGED_INSERT, arrow_versions
+from memory_core.adapters.embedders import make_embedder
 
 
 class TimedEmbedder:
@@ -126,8 +127,8 @@ def bulk(folder: Path, n: int, cache: Path) -> dict:
         result = tool.bulk_set(entries)
         bulk_s = time.perf_counter() - started
         inside_embedding_s = embedder.spent
-        rows = memory.store.table_counts()["memory_versions"]
-        indexed = memory.projector.index.count()
+        rows = memory.store.inspection.table_counts()["memory_versions"]
+        indexed = memory.projector.status()["rows"]
         sample = list(result.written[:1])
     con = duckdb.connect(str(folder / "arrow.duckdb"))
     con.execute(DDL)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from corpora.locomo import CATEGORIES, LICENCE, Conversation, Turn
 from memory_core import Identity, Memory
-from memory_core.embed import make_embedder
+from memory_core.adapters.embedders import make_embedder
 
 from .metrics import bootstrap_ci, recall_at_k
 

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from corpora.locomo import load_locomo, load_observations, locate
-from memory_core.embed import make_embedder
+from memory_core.adapters.embedders import make_embedder
 from memory_core.extraction.model import Extractor, Turn
 from memory_core.extraction.rules import RuleExtractor
 

@@ -21,13 +21,14 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
-from memory_core.embed import make_embedder
+from memory_core.adapters.duckdb.schema import DDL
+from memory_core.adapters.duckdb.staging import STAGED_INSERT, arrow_versions
+from memory_core.adapters.embedders import make_embedder
+from memory_core.adapters.lance import LanceIndex
+from memory_core.adapters.lance.read import DERIVED_COLUMNS, live_spans
+from memory_core.adapters.lance.rows import schema as index_schema
 from memory_core.model import FactVersion
-from memory_core.projection import index_text
-from memory_core.store.lance_index import LanceIndex
-from memory_core.store.lance_index import schema as index_schema
-from memory_core.store.lance_read import DERIVED_COLUMNS, live_spans
-from memory_core.store.schema import DDL, STAGED_INSERT, arrow_versions
+from memory_core.texts import index_text
 from memory_core.values import canonical_json
 from memory_core.write.sensitivity import detect
 from memory_core.write.settle import validate_key

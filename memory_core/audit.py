@@ -12,7 +12,11 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from .identity import Namespace
+    from .model import FactVersion
 
 GENESIS_HASH = "0" * 64
 
@@ -105,3 +109,20 @@ def verify(rows: Iterable[AuditRow], head: tuple[int, str] | None, floor_seq: in
             floor_seq,
         )
     return AuditReport(True, count)
+
+
+def audit_entry(
+    namespace: Namespace, key: str, op: str, rows: Sequence[FactVersion], sha: str | None, actor: str, at: datetime
+) -> AuditEntry:
+    """The audit entry of a write on ``key`` (or ``*``) that appended ``rows``."""
+    return AuditEntry(
+        at=at,
+        tenant=namespace.tenant,
+        scope=namespace.scope.value,
+        owner_id=namespace.owner_id,
+        key=key,
+        op=op,
+        version_ids=",".join(r.id for r in rows),
+        content_sha256=sha,
+        actor=actor,
+    )

@@ -164,3 +164,15 @@ class SqlFailed(MemcoreError):
 
     status = 422
     code = "SQL_ERROR"
+
+
+class EmbedderUnavailable(MemcoreError):
+    status = 503
+    code = "EMBEDDER_UNAVAILABLE"
+
+
+class EmbedderMismatch(MemcoreError):
+    """The retrieval index was built with another embedder (or dimension) than this run's."""
+
+    status = 409
+    code = "EMBEDDER_MISMATCH"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from .errors import IdentityIncomplete, InvalidInput, ScopeForbidden, UnknownScope
 
@@ -107,3 +108,41 @@ class Identity:
                 raise IdentityIncomplete("scope user needs a user id in the run identity", scope="user")
             return Namespace(self.tenant, resolved, self.user)
         return Namespace(self.tenant, Scope.TENANT, self.tenant)
+
+
+def reviewer_identity(tenant: str, scope: str, owner_id: str, reviewer: str = "reviewer") -> Identity:
+    """The run identity a reviewer acts as to reach one namespace (recorded as the actor)."""
+    if scope == Scope.AGENT.value:
+        return Identity(tenant=tenant, agent=owner_id, user=reviewer, session="review")
+    if scope == Scope.USER.value:
+        return Identity(tenant=tenant, user=owner_id, agent=reviewer, session="review")
+    return Identity(tenant=tenant, user=reviewer, agent=reviewer, session="review")
+
+
+def identity_fields(identity: Identity) -> dict[str, Any]:
+    """A run identity as plain fields (what a queued job carries to run as its caller later)."""
+    return {
+        "tenant": identity.tenant,
+        "user": identity.user,
+        "agent": identity.agent,
+        "session": identity.session,
+        "run": identity.run,
+        "model": identity.model,
+        "memory_scopes": sorted(s.value for s in identity.memory_scopes),
+        "sql_scopes": sorted(s.value for s in identity.sql_scopes),
+        "isolated": identity.isolated,
+    }
+
+
+def identity_from(fields: dict[str, Any]) -> Identity:
+    return Identity(
+        tenant=fields["tenant"],
+        user=fields.get("user"),
+        agent=fields.get("agent"),
+        session=fields.get("session"),
+        run=fields.get("run"),
+        model=fields.get("model"),
+        memory_scopes=frozenset(fields.get("memory_scopes") or ("agent", "user", "tenant")),
+        sql_scopes=frozenset(fields.get("sql_scopes") or ("agent", "user", "tenant")),
+        isolated=bool(fields.get("isolated")),
+    )

@@ -10,7 +10,7 @@ from typing import Any
 
 from .errors import UnknownKind
 from .graph.model import Relation
-from .identity import Scope
+from .identity import Identity, Scope
 from .temporal import iso
 
 
@@ -98,6 +98,21 @@ class Provenance:
             "source_span": list(self.source_span) if self.source_span else None,
             "compaction_generation": self.compaction_generation,
         }
+
+    @classmethod
+    def of(cls, identity: Identity, origin: str, source_quote: str | None = None) -> "Provenance":
+        """The provenance a run stamps on what it writes."""
+        i = identity
+        return cls(
+            tenant=i.tenant,
+            actor=i.actor,
+            origin=origin,
+            session=i.session,
+            run=i.run,
+            agent=i.agent,
+            model=i.model,
+            source_quote=source_quote,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ from .api import Memory
 
 
 def store_summary(memory: Memory) -> dict[str, Any]:
-    summary = memory.store.summary()
-    summary["home"] = str(memory.store.path.parent)
+    summary = memory.store.inspection.summary()
+    summary["home"] = str(memory.home)
     summary["generated_at"] = memory.clock.now().isoformat()
     summary["audit"] = memory.verify_audit().to_dict()
     return summary

@@ -7,7 +7,7 @@ Transaction time: the store believed a version at ``known_at`` when ``created_at
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from .errors import InvalidInterval, MalformedTimestamp, NaiveDatetime
 
@@ -63,3 +63,19 @@ def live_at(valid_at: datetime, invalid_at: datetime | None, as_of: datetime) ->
 
 def iso(value: datetime | None) -> str | None:
     return None if value is None else value.astimezone(timezone.utc).isoformat()
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def micros(value: datetime | None) -> int | None:
+    """An instant as microseconds since the epoch (how the retrieval index stores time)."""
+    if value is None:
+        return None
+    return int((value - _EPOCH) / timedelta(microseconds=1))
+
+
+def from_micros(value: int | None) -> datetime | None:
+    if value is None:
+        return None
+    return _EPOCH + timedelta(microseconds=int(value))

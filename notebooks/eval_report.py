@@ -12,7 +12,7 @@ def _():
     import marimo as mo
 
     from evals.reports import calibration_rows, coref_rows, load_reports, locomo_rows
-    from memory_core.config import resolve_home
+    from memory_core.environment import resolve_home
 
     return Path, calibration_rows, coref_rows, load_reports, locomo_rows, mo, os, resolve_home
 

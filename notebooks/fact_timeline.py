@@ -10,11 +10,12 @@ def _():
 
     import marimo as mo
 
+    from evals.figures import timeline as timeline_figure
     from memory_core import Memory, Namespace, Scope
-    from memory_core import timeline_view as view
-    from memory_core.config import resolve_home
+    from memory_core import history_view as view
+    from memory_core.environment import resolve_home
 
-    return Memory, Namespace, Scope, mo, os, resolve_home, view
+    return Memory, Namespace, Scope, mo, os, resolve_home, timeline_figure, view
 
 
 @app.cell
@@ -27,7 +28,7 @@ def _(Memory, mo, os, resolve_home):
         mo.md(f"**No memory home at `{home}`.** Pass `-- --home PATH` or set `MEMCORE_HOME`."),
     )
     memory = Memory.open(home, read_only=True, create=False)
-    catalog = memory.store.catalog()
+    catalog = memory.store.inspection.catalog()
     mo.md(f"# Fact timeline\n\nMemory home `{home}`: {len(catalog)} keys.")
     return catalog, memory
 
@@ -52,7 +53,7 @@ def _(catalog, mo, owner):
 def _(Namespace, Scope, key, memory, mo, owner, view):
     mo.stop(owner.value is None or key.value is None, mo.md("Nothing to show: the home holds no keys."))
     tenant, scope, owner_id = owner.value.split(" / ")
-    history = memory.store.history(Namespace(tenant, Scope(scope), owner_id), key.value)
+    history = memory.store.versions.history(Namespace(tenant, Scope(scope), owner_id), key.value)
     valid_edges, written = view.instants(history)
     as_of = mo.ui.slider(
         0, max(len(valid_edges) - 1, 0), value=max(len(valid_edges) - 1, 0), label="as_of (what was true then)"
@@ -65,7 +66,7 @@ def _(Namespace, Scope, key, memory, mo, owner, view):
 
 
 @app.cell
-def _(as_of, history, known_at, mo, valid_edges, view, written):
+def _(as_of, history, known_at, mo, timeline_figure, valid_edges, view, written):
     at = valid_edges[as_of.value]
     known = written[known_at.value]
     answer = view.true_at(view.believed_at(history, known), at)
@@ -73,7 +74,7 @@ def _(as_of, history, known_at, mo, valid_edges, view, written):
     mo.vstack(
         [
             mo.md(f"As of `{at.isoformat()}`, as the store believed at `{known.isoformat()}`: {said}"),
-            view.figure(history, as_of=at, known_at=known),
+            timeline_figure(history, as_of=at, known_at=known),
         ]
     )
     return
@@ -115,7 +116,7 @@ def _(history, mo):
 def _(Namespace, Scope, history, memory, mo, owner, version, view):
     chosen = next(r for r in history if r.id == version.value)
     _tenant, _scope, _owner_id = owner.value.split(" / ")
-    _judged = memory.store.resolver_records(Namespace(_tenant, Scope(_scope), _owner_id))
+    _judged = memory.store.ledger.resolver_records(Namespace(_tenant, Scope(_scope), _owner_id))
     mo.ui.table(
         [{"field": k, "value": v} for k, v in view.provenance(chosen, _judged)],
         selection=None,

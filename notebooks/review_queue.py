@@ -11,10 +11,10 @@ def _():
     import marimo as mo
 
     from memory_core import Memory
-    from memory_core.config import resolve_home
-    from memory_core.review import conflicted_namespaces, reviewer_identity
+    from memory_core.environment import resolve_home
+    from memory_core.identity import reviewer_identity
 
-    return Memory, conflicted_namespaces, mo, os, resolve_home, reviewer_identity
+    return Memory, mo, os, resolve_home, reviewer_identity
 
 
 @app.cell
@@ -32,10 +32,10 @@ def _(mo, os, resolve_home):
 
 
 @app.cell
-def _(Memory, conflicted_namespaces, get_version, home, mo):
+def _(Memory, get_version, home, mo):
     get_version()  # read again after each decision
     with Memory.open(home, read_only=True, create=False) as _memory:
-        spaces = conflicted_namespaces(_memory)
+        spaces = _memory.store.versions.conflicted_namespaces()
     choices = [" / ".join(s) for s in spaces]
     where = mo.ui.dropdown(choices, value=choices[0] if choices else None, label="tenant / scope / owner")
     mo.vstack(

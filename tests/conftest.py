@@ -53,10 +53,4 @@ def tool(tool_for: Callable[..., MemoryTool]) -> MemoryTool:
 
 def store_snapshot(memory: Memory) -> dict[str, list[tuple]]:
     """Every row of every table: equal snapshots mean nothing was written."""
-    tables = [
-        r["table_name"]
-        for r in memory.store.query("SELECT table_name FROM information_schema.tables ORDER BY table_name")
-    ]
-    return {
-        t: sorted(map(tuple, (r.values() for r in memory.store.query(f"SELECT * FROM {t}"))), key=repr) for t in tables
-    }
+    return memory.store.inspection.tables()

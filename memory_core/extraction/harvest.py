@@ -14,24 +14,27 @@ scope grant) is reported once, as one error event, not once per span.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
-from ..identity import Identity, Scope
-from ..store.queue_tables import QueueRow
+from ..identity import Identity, Scope, identity_fields
 from .model import parse_messages
 from .pipeline import DEFAULT_STEPS
-from .queue import _identity_fields, identity_from
-
-if TYPE_CHECKING:
-    from ..api import Memory
 
 BOUNDARIES = ("compaction", "recap", "stateful")
 DEFAULT_CAPACITY = 256  # unfinished harvest jobs a user scope may hold before spans are dropped
 
 
+class HarvestBank(Protocol):
+    """Where banked spans go (a ``Memory`` is one): the consolidation queue of the run's user."""
+
+    def bank_harvest(self, identity: Identity, payload: dict[str, Any], *, capacity: int) -> bool:
+        """Queue one span for the consolidator; False when the user's queue is full."""
+        ...
+
+
 @dataclass
 class HarvestBridge:
-    memory: "Memory | None"
+    memory: HarvestBank | None
     identity: Identity | None
     harvest_to_memory: bool = False
     capacity: int = DEFAULT_CAPACITY
@@ -77,20 +80,15 @@ class HarvestBridge:
             identity = self.identity
             session = session or identity.session or "session"
             parse_messages(evicted, session=session)
-            memory = self.memory
-            banked = memory.store.enqueue(
-                "hv-" + memory._new_id()[:16],
-                identity.namespace(Scope.USER),
-                identity.actor,
-                "harvest",
+            banked = self.memory.bank_harvest(
+                identity,
                 {
                     "messages": list(evicted),
                     "boundary": boundary,
                     "generation": generation,
                     "session": session,
-                    "identity": _identity_fields(identity),
+                    "identity": identity_fields(identity),
                 },
-                memory.clock.now(),
                 capacity=self.capacity,
             )
         except Exception as exc:  # noqa: BLE001 - the store is gone, the span is malformed...: the run goes on
@@ -123,17 +121,3 @@ class HarvestBridge:
 
 
 CONSOLIDATION_STEPS = tuple(s for s in DEFAULT_STEPS if s != "bulk_write") + ("place_facts", "bulk_write")
-
-
-def run_harvest_job(memory: "Memory", row: QueueRow) -> dict[str, Any]:
-    """Consolidate one banked span: extract the whole batch, place, write durable facts."""
-    body = row.payload
-    tool = memory.for_run(identity_from(body["identity"]), origin="worker:consolidation")
-    result = tool.set_from_messages(
-        body["messages"],
-        session=body["session"],
-        scope=row.namespace.scope,
-        steps=CONSOLIDATION_STEPS,
-        compaction_generation=body["generation"],
-    )
-    return {**result.to_dict(), "boundary": body["boundary"]}

@@ -12,16 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from ..errors import InvalidInput
 from ..identity import Scope
+from ..model import FactVersion, WriteResult
 from ..values import canonical_json, content_sha256
 from .model import Extracted, Extractor, Turn, slug
-
-if TYPE_CHECKING:
-    from ..api import MemoryTool
-    from ..model import FactVersion
 
 DEFAULT_STEPS = (
     "fetch_existing",
@@ -42,7 +39,7 @@ class ExtractionState:
     session: str
     session_date: datetime | None
     compaction_generation: int | None = None
-    existing: dict[str, "FactVersion"] = field(default_factory=dict)
+    existing: dict[str, FactVersion] = field(default_factory=dict)
     facts: list[Extracted] = field(default_factory=list)
     dropped: dict[str, list[str]] = field(default_factory=dict)  # step -> keys it dropped
     forgotten: list[str] = field(default_factory=list)  # keys a "forget this" retired
@@ -57,9 +54,23 @@ class ExtractionState:
         self.facts = kept
 
 
+class StepTool(Protocol):
+    """What a step may do to memory, as the run that extracts (a ``MemoryTool`` is one)."""
+
+    def list(self, *, scope: Any = ...) -> list[FactVersion]: ...
+
+    def delete(self, key: str, *, scope: Any = ...) -> WriteResult: ...
+
+    def set(self, key: str, value: Any, *, scope: Any = ..., **options: Any) -> WriteResult: ...
+
+    def bulk_set(self, entries: Sequence[dict[str, Any]], *, scope: Any = ..., dry_run: bool = ...) -> Any: ...
+
+    def known_types(self, subject: str) -> list[str]: ...
+
+
 @dataclass(frozen=True)
 class StepContext:
-    tool: "MemoryTool"
+    tool: StepTool
     extractor: Extractor
     scope: Any
     dry_run: bool = False
@@ -335,3 +346,12 @@ def run_steps(state: ExtractionState, ctx: StepContext, steps: list[tuple[str, S
     for _, step in steps:
         step(state, ctx)
     return state
+
+
+@dataclass
+class ExtractionSettings:
+    """The extractor a home's runs use and the steps they may name (``Memory.extractor``,
+    ``Memory.register_step``)."""
+
+    extractor: Extractor
+    steps: dict[str, Step] = field(default_factory=lambda: dict(BUILTIN_STEPS))

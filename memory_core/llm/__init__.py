@@ -1,5 +1,8 @@
-"""The LLM port: strict-JSON answers from a model, with typed failures and accounting."""
+"""What a language model answers: strict-JSON answers with accounting, and typed failures.
 
-from .port import LLM, LLMAnswer, LLMMalformed, LLMRefused, LLMUnavailable, Usage
+The ``LLM`` protocol itself is a port (``memory_core.ports.LLM``).
+"""
 
-__all__ = ["LLM", "LLMAnswer", "LLMMalformed", "LLMRefused", "LLMUnavailable", "Usage"]
+from .answers import LLMAnswer, LLMMalformed, LLMRefused, LLMUnavailable, Usage
+
+__all__ = ["LLMAnswer", "LLMMalformed", "LLMRefused", "LLMUnavailable", "Usage"]

@@ -1,7 +1,8 @@
-"""The search pipeline, one function per phase.
+"""The search pipeline's decisions, one pure function per phase.
 
-plan → embed the query → legs (vector, BM25) → fuse (RRF) → filter → verdict → assemble.
-Filters are pushed into each leg as a Lance prefilter, and checked again on the fused rows so a
+plan → embed the query → legs (vector, BM25) → fuse (RRF) → filter → verdict → assemble. The
+search service runs the legs on the index (``services.search``); everything here decides on
+their rows. Filters go into each leg as a prefilter, and are checked again on the fused rows so a
 lagging or damaged index can never widen an answer past its scope or time.
 """
 
@@ -9,33 +10,21 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..embed import Embedder
 from ..identity import Namespace
 from ..model import VISIBLE_STATUSES, Kind
-from ..store.lance_index import (
-    LEG_COLUMNS,
-    NPROBES,
-    IndexSnapshot,
-    LanceIndex,
-    from_micros,
-    micros,
-    namespace_key,
-    sql_str,
-)
-from ..store.lance_read import HIT_COLUMNS
-from ..temporal import live_at
+from ..temporal import from_micros, live_at, micros
+from .filters import LegFilter
 from .fusion import rrf
 from .priors import date_match, dates_in, named_participants, without_participants
 from .recipes import Recipe
-from .types import Hit, LegScore, SearchRequest, SearchResult
+from .rows import LEG_COLUMNS
+from .types import Hit, LegScore, SearchRequest
 
 # Planes whose legs exist in this build. Documents (doc_put chunks) arrive with the documents plane.
 SERVED_SOURCES = frozenset({Kind.FACT, Kind.NOTE, Kind.DOCUMENT})
@@ -83,105 +72,31 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
 WIDEN = 4
 
 
-@dataclass(frozen=True, slots=True)
-class Where:
-    narrow: str  # the scope and the sources
-    full: str  # every filter
+def leg_filter(namespace: Namespace, request: SearchRequest, now: datetime) -> LegFilter:
+    """The filter every leg runs under: one scope, the sources, visible rows, time."""
+    return LegFilter(namespace, request.sources, request.as_of, now, request.observed_from, request.observed_to)
 
 
-def build_where(namespace: Namespace, request: SearchRequest, now: datetime) -> Where:
-    """The prefilters: one scope, the sources, visible rows, time."""
-    t = micros(request.as_of)
-    narrow = " AND ".join(
-        [
-            f"namespace = {sql_str(namespace_key(namespace.tenant, namespace.scope.value, namespace.owner_id))}",
-            "kind IN (" + ", ".join(sql_str(k.value) for k in sorted(request.sources)) + ")",
-        ]
-    )
-    clauses = [
-        narrow,
-        "status IN (" + ", ".join(sql_str(s) for s in VISIBLE_STATUSES) + ")",
-        f"valid_at <= {t}",
-        f"(invalid_at IS NULL OR invalid_at > {t})",
-        f"(expires_at IS NULL OR expires_at > {micros(now)})",
-    ]
-    if request.observed_from is not None:
-        clauses.append(f"observed_at >= {micros(request.observed_from)}")
-    if request.observed_to is not None:
-        clauses.append(f"observed_at < {micros(request.observed_to)}")
-    return Where(narrow=narrow, full=" AND ".join(clauses))
+Leg = Callable[[bool, int], list[dict[str, Any]]]  # (under the full filter?, limit) -> rows, best first
 
 
-_LEG_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memcore-leg")
-
-
-def _timed(name: str, timings: dict[str, float], fn: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    started = time.perf_counter()
-    rows = fn()
-    timings[name] = (time.perf_counter() - started) * 1000
-    return rows
-
-
-def _admissible_top(
-    run: Callable[[str, int], list[dict[str, Any]]],
-    where: Where,
-    pool: int,
-    k: int,
-    admissible: Callable[[dict[str, Any]], bool],
-) -> list[dict[str, Any]]:
+def admissible_top(run: Leg, pool: int, k: int, admissible: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
     """Up to ``pool`` rows of a leg that pass its check, best first: fetched under the narrow
     filter and checked here; fetched wider, then under the full filter, while fewer than ``k``
     survived and the fetch may have stopped short of others."""
     for limit in (pool, pool * WIDEN):
-        rows = run(where.narrow, limit)
+        rows = run(False, limit)
         kept = [r for r in rows if admissible(r)]
         if len(kept) >= min(k, pool) or len(rows) < limit:
             return kept[:pool]
-    return [r for r in run(where.full, pool) if admissible(r)][:pool]
+    return [r for r in run(True, pool) if admissible(r)][:pool]
 
 
-def run_legs(
-    snapshot: IndexSnapshot | None,
-    embedder: Embedder,
-    the_plan: Plan,
-    where: Where,
-    timings: dict[str, float],
-    admissible: Callable[[dict[str, Any]], bool],
-) -> dict[str, Any]:
-    """Run the legs side by side on one version of the index (Lance releases the GIL): the
-    lexical leg on a worker, the vector leg here once the query is embedded. The query is
-    embedded first, before either leg competes with it for the two cores."""
-    out: dict[str, Any] = {}
-    found: dict[str, list[dict[str, Any]]] = {}
-    if snapshot is None:  # nothing was ever indexed
-        return {leg: [] for leg in the_plan.legs}
-    if "vector" in the_plan.legs:
-        started = time.perf_counter()
-        vector = embedder.embed([the_plan.vector_query])[0]
-        out["_query_vector"] = vector  # kept for score fusion
-        timings["embed"] = (time.perf_counter() - started) * 1000
-    if "bm25" in the_plan.legs and the_plan.lexical_query:
-        lexical_columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
-        fts = lambda w, n: snapshot.fts_search(the_plan.lexical_query, w, n, lexical_columns)  # noqa: E731
-        lexical = _LEG_POOL.submit(
-            _timed, "bm25", timings, lambda: _admissible_top(fts, where, the_plan.pool, the_plan.k, admissible)
-        )
-    if "vector" in the_plan.legs:
-        knn = lambda w, n: snapshot.vector_search(vector, w, n, the_plan.columns, nprobes=NPROBES)  # noqa: E731
-        found["vector"] = _timed(
-            "vector", timings, lambda: _admissible_top(knn, where, the_plan.pool, the_plan.k, admissible)
-        )
-    if "bm25" in the_plan.legs and the_plan.lexical_query:
-        found["bm25"] = lexical.result()
-    for leg in ("vector", "bm25"):
-        if leg not in the_plan.legs:
-            continue
-        rows = found.get(leg, [])
-        for row in rows:
-            # The legs' own scores: cosine similarity from cosine distance, BM25 as given.
-            row["_leg_score"] = 1.0 - float(row["_distance"]) if leg == "vector" else float(row["_score"])
-        out[leg] = rows
-    return out
+def leg_scores(leg: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The legs' own scores on their rows: cosine similarity from cosine distance, BM25 as given."""
+    for row in rows:
+        row["_leg_score"] = 1.0 - float(row["_distance"]) if leg == "vector" else float(row["_score"])
+    return rows
 
 
 Fused = list[tuple[dict[str, Any], float, dict[str, LegScore]]]
@@ -286,32 +201,6 @@ def still_admissible(
     )
 
 
-def complete(
-    index: LanceIndex,
-    fused: Fused,
-    want: int,
-    namespace: Namespace,
-    request: SearchRequest,
-    now: datetime,
-    read_at: IndexSnapshot | None = None,
-) -> Fused:
-    """The first ``want`` fused rows, completed with the columns a hit shows and checked once more
-    from their own columns: a damaged or lagging index can never widen an answer past its scope or
-    time. A row that fails (or left the index in between) gives its place to the next one."""
-    kept: Fused = []
-    start, in_time = 0, time_check(request, now)
-    while len(kept) < want and start < len(fused):
-        batch = fused[start : start + want - len(kept)]
-        start += len(batch)
-        index.hydrate([row for row, _, _ in batch], HIT_COLUMNS, read_at=read_at)
-        kept.extend(
-            item
-            for item in batch
-            if not item[0].get("_gone") and still_admissible(item[0], namespace, request, in_time)
-        )
-    return kept
-
-
 def verdict(query: str, hits: Sequence[Hit], recipe: Recipe) -> str:
     """no_match: nothing; below_threshold: the top hit is weak on every leg's own score;
     identifier_absent: the query names an identifier that no hit contains."""
@@ -366,37 +255,7 @@ def assemble(hits: Sequence[Hit], k: int, token_budget: int | None) -> tuple[tup
     return tuple(kept), len(chosen) - len(kept)
 
 
-def search(
-    index: LanceIndex, embedder: Embedder, namespace: Namespace, request: SearchRequest, recipe: Recipe, now: datetime
-) -> SearchResult:
-    timings: dict[str, float] = {}
-    started = time.perf_counter()
-    the_plan = plan(request, recipe)
-    where = build_where(namespace, request, now)
-    snapshot = index.snapshot()
-    legs = run_legs(snapshot, embedder, the_plan, where, timings, leg_check(request, now))
-    fused = fuse(legs, recipe, request)
-    # The legs returned a few columns; complete the rows the answer shows. The verdict reads only
-    # the top hit, unless the query names an identifier: then every candidate's text is searched.
-    hydrating = time.perf_counter()
-    shown = complete(
-        index, fused, len(fused) if _IDENTIFIER.search(request.query) else request.k, namespace, request, now, snapshot
-    )
-    timings["hydrate"] = (time.perf_counter() - hydrating) * 1000
-    hits = [to_hit(row, score, per_leg) for row, score, per_leg in shown]
-    code = verdict(request.query, hits, recipe)
-    chosen, truncated = assemble(hits, request.k, request.token_budget)
-    unserved = sorted(k.value for k in request.sources - SERVED_SOURCES)
-    notes = tuple(f"source {s!r} is not served yet: its plane has no leg in this build" for s in unserved)
-    timings["total"] = (time.perf_counter() - started) * 1000
-    return SearchResult(
-        hits=chosen,
-        verdict=code,
-        sources=tuple(sorted(k.value for k in request.sources)),
-        sources_applied=not unserved,
-        recipe=recipe.to_dict(),
-        as_of=request.as_of,
-        notes=notes,
-        truncated=truncated,
-        timings_ms=timings,
-    )
+def names_identifier(query: str) -> bool:
+    """Does the query name an identifier (a code, an id)? Then the verdict searches every
+    candidate's text for it, and every candidate is completed."""
+    return _IDENTIFIER.search(query) is not None

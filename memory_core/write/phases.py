@@ -23,13 +23,13 @@ from ..errors import (
     SourceClassRefused,
 )
 from ..model import CALLER_SOURCE_CLASSES, VISIBLE_STATUSES, FactVersion, Kind, Op, Status
-from ..projection import value_text
 from ..temporal import live_at
+from ..texts import value_text
 from ..timeline import FactState, plan_statement
 from ..values import content_sha256
 from . import sensitivity as sensitivity_rules
-from .config import Policy, TenantConfig, TypeConfig, resolve_threshold
 from .request import SetRequest, SetState
+from .tenant_config import Policy, TenantConfig, TypeConfig, resolve_threshold
 from .verdicts import Candidate, Peer, decide
 
 IdFactory = Callable[[], str]

@@ -12,7 +12,7 @@ from ..graph.model import Relation
 from ..identity import Namespace
 from ..model import FactVersion, Kind, Provenance
 from ..timeline import StatementPlan
-from .config import Threshold, TypeConfig, WriteConfig
+from .tenant_config import Threshold, TypeConfig, WriteConfig
 from .verdicts import Verdict
 
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Sequence
 
-from .config import Policy
 from .templates import canonical_form, content_words, substitution, values_differ
+from .tenant_config import Policy
 
 
 @dataclass(frozen=True, slots=True)

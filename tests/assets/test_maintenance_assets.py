@@ -68,7 +68,7 @@ def test_projection_repair_replays_failed_index_writes(tmp_path):
         tool = memory.for_run(Identity(tenant="t", user="u"))
         fact = tool.set("k", "a value the index missed").version
         memory.flush()
-        memory.store.record_projection_failure([fact], "disk full", fact.created_at)
+        memory.store.projections.record_projection_failure([fact], "disk full", fact.created_at)
     result = dg.materialize(
         [projection_repair],
         resources={"memory_home": MemoryHomeResource(home=str(home)), "embedder": EmbedderResource(name="hashing")},

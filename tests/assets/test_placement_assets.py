@@ -27,13 +27,13 @@ def test_placement_materializes_as_constructed_and_is_not_written_twice(tmp_path
     assert md["written"].value == 60 and md["tenant_scope"].value > 0 and md["user_scope"].value > 0
     assert md["mismatches"].value == 0 and md["halves_apart"].value == 0
     with Memory.open(home, read_only=True) as memory:
-        versions = memory.store.table_counts()["memory_versions"]
+        versions = memory.store.inspection.table_counts()["memory_versions"]
         colleague = memory.for_run(Identity(tenant="p-demo", user="zed"))
         shared = colleague.list(scope="tenant")
         assert shared and all(f.key.split(":")[0] in ("service", "database") for f in shared)
     assert _materialize(home).success
     with Memory.open(home, read_only=True) as memory:
-        assert memory.store.table_counts()["memory_versions"] == versions
+        assert memory.store.inspection.table_counts()["memory_versions"] == versions
 
 
 def test_the_placement_check_fails_when_a_fact_lands_elsewhere():

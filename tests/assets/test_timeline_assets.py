@@ -16,7 +16,7 @@ from assets.timeline import (
     timeline_summary,
 )
 from memory_core import Identity, Memory
-from memory_core.store import KeyChange, WriteBatch
+from memory_core.ports import KeyChange, WriteBatch
 
 SMALL = {
     "ops": {
@@ -74,8 +74,10 @@ def _broken_overlap(home):
         tool = memory.for_run(Identity(tenant="t", user="u"))
         first = tool.set("city", "Berlin", valid_at="2024-01-01T00:00:00Z").version
         forged = dataclasses.replace(first, id="forged", fact_id="forged", value_json='"Paris"', version=2)
-        audit = dataclasses.replace(memory.store.audit_rows()[-1].entry, version_ids="forged")
-        memory.store.apply(WriteBatch((KeyChange(tool.identity.namespace("user"), "city", (forged,)),), (audit,)))
+        audit = dataclasses.replace(memory.store.versions.audit_rows()[-1].entry, version_ids="forged")
+        memory.store.versions.apply(
+            WriteBatch((KeyChange(tool.identity.namespace("user"), "city", (forged,)),), (audit,))
+        )
 
 
 def test_overlap_check_fails_on_a_store_built_to_break_it(tmp_path):
@@ -89,7 +91,7 @@ def test_audit_check_fails_on_a_tampered_chain(tmp_path):
     home = tmp_path / "home"
     with Memory.open(home) as memory:
         memory.for_run(Identity(tenant="t", user="u")).set("k", 1)
-        memory.store.query("UPDATE audit_log SET actor = 'someone-else'")
+        memory.store.unchecked_sql("UPDATE audit_log SET actor = 'someone-else'")
     result = audit_chain_verifies(memory_home=MemoryHomeResource(home=str(home)))
     assert not result.passed
 
@@ -102,7 +104,7 @@ def test_cross_tenant_check_fails_on_a_row_moved_to_another_tenant(tmp_path):
         memory.for_run(Identity(tenant="t", user="u")).set("policy", "shared", scope="tenant")
     assert no_row_across_tenants(memory_home=MemoryHomeResource(home=str(home))).passed
     with Memory.open(home) as memory:
-        memory.store.query("UPDATE memory_versions SET owner_id = 'other-tenant' WHERE scope = 'tenant'")
+        memory.store.unchecked_sql("UPDATE memory_versions SET owner_id = 'other-tenant' WHERE scope = 'tenant'")
     result = no_row_across_tenants(memory_home=MemoryHomeResource(home=str(home)))
     assert not result.passed and result.metadata["problems"].value >= 1
 
@@ -115,7 +117,7 @@ def test_table_check_fails_on_a_table_nobody_classified(tmp_path):
         memory.for_run(Identity(tenant="t", user="u")).set("k", 1)
     assert every_table_classified(memory_home=MemoryHomeResource(home=str(home))).passed
     with Memory.open(home) as memory:
-        memory.store.query("CREATE TABLE stray_copy AS SELECT * FROM memory_versions")
+        memory.store.unchecked_sql("CREATE TABLE stray_copy AS SELECT * FROM memory_versions")
     result = every_table_classified(memory_home=MemoryHomeResource(home=str(home)))
     assert not result.passed and result.metadata["unclassified"].value == ["stray_copy"]
 
@@ -143,8 +145,9 @@ def test_tenants_become_partitions_and_each_gets_a_report(tmp_path):
 
 def test_the_llm_resource_is_offline_by_default():
     from assets.resources import LLMResource
+    from memory_core.adapters.llm.judge import LLMJudge
     from memory_core.extraction.rules import RuleExtractor
-    from memory_core.resolver.judge import LLMJudge, RuleJudge
+    from memory_core.resolver.judge import RuleJudge
 
     assert isinstance(LLMResource().extractor(), RuleExtractor) and isinstance(LLMResource().judge(), RuleJudge)
     online = LLMResource(base_url="http://127.0.0.1:9/v1", model="m")
@@ -159,8 +162,7 @@ def test_the_probe_check_fails_when_the_store_answers_otherwise(tmp_path):
     corpus = generate_timeline(seed=3, subjects=3)
     with Memory.open(home) as memory:
         load_timeline(memory, corpus, tenant="t-demo", run="r")
-        memory.store.query("UPDATE memory_versions SET value_json = '\"Atlantis\"' WHERE key = 'city'")
-        memory.store._cache.clear()
+        memory.store.unchecked_sql("UPDATE memory_versions SET value_json = '\"Atlantis\"' WHERE key = 'city'")
     result = probes_answer_as_constructed(
         memory_home=MemoryHomeResource(home=str(home)),
         config=TimelineConfig(seed=3, subjects=3, tenant="t-demo"),

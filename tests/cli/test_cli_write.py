@@ -3,7 +3,7 @@
 import json
 
 from memory_core import Memory
-from memory_core.write.bulk import import_key
+from memory_core.write.batch import import_key
 from tests.cli.test_cli import run
 from tests.conftest import store_snapshot
 

@@ -16,7 +16,7 @@ def written(memory, tool, clock):
 
 
 def test_one_hash_only_row_per_write_and_the_chain_verifies(written):
-    rows = written.store.query("SELECT * FROM audit_log ORDER BY seq")
+    rows = written.store.unchecked_sql("SELECT * FROM audit_log ORDER BY seq")
     assert [r["op"] for r in rows] == ["set", "set", "set", "delete", "restore"]
     assert all(r["prev_hash"] == prev["row_hash"] for prev, r in zip(rows, rows[1:]))
     text = repr(rows)
@@ -35,22 +35,22 @@ def test_one_hash_only_row_per_write_and_the_chain_verifies(written):
     ],
 )
 def test_editing_removing_or_reordering_a_row_fails_verification(written, tamper):
-    written.store.query(tamper)
+    written.store.unchecked_sql(tamper)
     report = written.verify_audit()
     assert not report.ok and report.problem
 
 
 def test_swapping_two_rows_contents_fails_verification(written):
-    rows = written.store.query("SELECT * FROM audit_log ORDER BY seq")
-    written.store.query("DELETE FROM audit_log")
+    rows = written.store.unchecked_sql("SELECT * FROM audit_log ORDER BY seq")
+    written.store.unchecked_sql("DELETE FROM audit_log")
     order = [rows[0], rows[2], rows[1], rows[3], rows[4]]
     for r in order:
-        written.store.query("INSERT INTO audit_log VALUES (" + ", ".join("?" * len(r)) + ")", list(r.values()))
+        written.store.unchecked_sql("INSERT INTO audit_log VALUES (" + ", ".join("?" * len(r)) + ")", list(r.values()))
     assert not written.verify_audit().ok
 
 
 def test_cli_audit_verify_exits_non_zero_on_a_broken_chain(written, home, capsys):
-    written.store.query("UPDATE audit_log SET key = 'other' WHERE seq = 1")
+    written.store.unchecked_sql("UPDATE audit_log SET key = 'other' WHERE seq = 1")
     written.close()
     out: list[str] = []
     assert main(["--home", str(home), "--embedder", "none", "audit", "verify", "--json"], out=out.append) == 1
@@ -62,5 +62,5 @@ def test_removing_the_newest_row_of_a_write_without_version_rows_fails_verificat
     admin.set("a", "alpha")
     admin.configure(char_limit=100)  # a settings change appends an audit row and no version row
     assert memory.verify_audit().ok
-    memory.store.query("DELETE FROM audit_log WHERE op = 'configure'")
+    memory.store.unchecked_sql("DELETE FROM audit_log WHERE op = 'configure'")
     assert not memory.verify_audit().ok

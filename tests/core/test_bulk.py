@@ -9,18 +9,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core import Identity, Status
+from memory_core.adapters.duckdb import DuckDBHome
+from memory_core.adapters.embedders import HashingEmbedder
+from memory_core.api import Memory
 from memory_core.errors import CharLimitExceeded, InvalidInput, MemcoreError
 from memory_core.identity import Scope
 from memory_core.model import Provenance
-from memory_core.store.duckdb_store import DuckDBStore
-from memory_core.write.bulk import import_key
+from memory_core.write.batch import import_key
 from memory_core.write.settle import entry_request, make_request
 from tests.conftest import T0, store_snapshot
+from tests.faults import FaultyStore
 
 
 @pytest.fixture
-def memory(indexed_memory):
-    return indexed_memory
+def memory(home, clock):
+    """An indexed home whose version log can be made to fail inside a write's transaction."""
+    with Memory(FaultyStore(DuckDBHome.open(home)), clock, embedder=HashingEmbedder()) as m:
+        yield m
 
 
 @pytest.fixture
@@ -32,34 +37,32 @@ def tool(memory):
 
 def test_bulk_set_writes_every_entry_in_one_transaction_with_one_audit_row(tool, memory):
     tool.configure(policy="append_only")  # these rows share words; this test is about the write
-    audit_before = len(memory.store.audit_rows())
+    audit_before = len(memory.store.versions.audit_rows())
     words = ["apple", "brook", "cedar", "delta", "ember", "fjord", "grove", "heron", "inlet", "juniper"]
     result = tool.bulk_set([{"key": f"city{i}", "value": f"{words[i % 10]} {words[i // 10]} {i}"} for i in range(50)])
     assert len(result.written) == 50 and set(result.verdicts.values()) == {"created"}
     assert tool.get("city7").value == "heron apple 7"
-    audit = memory.store.audit_rows()[audit_before:]
+    audit = memory.store.versions.audit_rows()[audit_before:]
     assert [a.entry.op for a in audit] == ["bulk_set"] and audit[0].entry.version_ids.startswith("50 rows sha256:")
     assert [h.key for h in tool.recall("heron apple 7", k=1).hits] == ["city7"]
 
 
 @pytest.mark.parametrize("cap", [2000, 1], ids=["rows-judged", "fresh-tail-as-columns"])
-def test_bulk_set_failing_in_the_middle_writes_nothing(tool, memory, monkeypatch, cap):
+def test_bulk_set_failing_in_the_middle_writes_nothing(tool, memory, cap):
     tool.configure(bulk_check_cap=cap)
     tool.set("kept", "a value written before the batch")
     before = store_snapshot(memory)
-    original = DuckDBStore._chain_audit
 
-    def fail_after_the_rows_went_in(self, con, entries, **options):
-        if entries and entries[0].op == "bulk_set":
-            inserted = con.execute("SELECT count(*) FROM memory_versions").fetchall()[0][0]
-            assert inserted > 1  # the version rows are in, inside the open transaction
-            raise OSError("disk full while writing the audit row")
-        return original(self, con, entries, **options)
+    def the_rows_went_in():
+        inserted = memory.store.unchecked_sql("SELECT count(*) AS n FROM memory_versions")[0]["n"]
+        assert inserted > 1  # the version rows are in, inside the open transaction
 
-    monkeypatch.setattr(DuckDBStore, "_chain_audit", fail_after_the_rows_went_in)
+    memory.store.versions.fail_inside(
+        lambda batch: batch.audits[0].op == "bulk_set", OSError("disk full while writing"), check=the_rows_went_in
+    )
     with pytest.raises(OSError):
         tool.bulk_set([{"key": f"k{i}", "value": f"value {i}"} for i in range(200)])
-    monkeypatch.undo()
+    assert memory.store.versions.failed  # the fault was met inside the batch's transaction
     assert store_snapshot(memory) == before
     assert tool.get("k5") is None and tool.get("kept").value == "a value written before the batch"
     assert memory.verify_audit().ok

@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from memory_core import Identity, Memory
+from memory_core.adapters.lance.rows import index_table
 from memory_core.identity import Scope
-from memory_core.indexing import index_consistency
-from memory_core.projection import index_table
 from tests.conftest import T0
 
 RUN = Identity(tenant="acme", user="ana", agent="helper", session="s1", run="r1", admin=True)
@@ -65,9 +64,11 @@ def test_the_tail_stores_the_rows_the_answer_holds(landed):
     for row in result.written:
         by_key.setdefault(row.key, []).append(row)
     for key, rows in by_key.items():
-        assert memory.store.history(ns, key) == rows  # read back from DuckDB, field for field
+        assert memory.store.versions.history(ns, key) == rows  # read back from DuckDB, field for field
     assert memory.verify_audit().ok
-    assert [a.entry.version_ids.split(" ")[0] for a in memory.store.audit_rows()[-1:]] == [str(len(result.written))]
+    assert [a.entry.version_ids.split(" ")[0] for a in memory.store.versions.audit_rows()[-1:]] == [
+        str(len(result.written))
+    ]
 
 
 def test_the_cache_answers_what_the_store_answers_after_a_reopen(landed, clock):
@@ -86,7 +87,7 @@ def test_the_cache_answers_what_the_store_answers_after_a_reopen(landed, clock):
 
 def test_the_tail_s_index_rows_are_the_rows_projection_makes(landed):
     memory, tool, result, _ = landed
-    report = index_consistency(memory.store, memory.projector.index, memory.indexable)
+    report = memory.projector.consistency()
     assert report["missing"] == 0 and report["stale"] == 0, report
     latest = {}
     for row in result.written:  # the index holds each fact's latest state
@@ -129,12 +130,12 @@ def test_a_failed_tail_index_write_keeps_the_rows_and_is_repaired(tmp_path, cloc
         monkeypatch.setattr(memory.projector.index, "add", disk_full)
         result = tool.bulk_set([{"key": f"city{i}", "value": f"visited city number {i} in spring"} for i in range(30)])
         assert len(result.written) == 30 and tool.get("city20").value == "visited city number 20 in spring"
-        failed = set(memory.store.pending_projection_failures())
+        failed = set(memory.store.projections.pending_projection_failures())
         assert {r.fact_id for r in result.written if r.key != "city0"} <= failed  # city0 was judged: row path
         monkeypatch.undo()
         assert memory.repair_projections() == len(failed)
         assert [h.key for h in tool.recall("visited city number 20 in spring", k=1).hits] == ["city20"]
-        report = index_consistency(memory.store, memory.projector.index, memory.indexable)
+        report = memory.projector.consistency()
         assert report["missing"] == 0 and report["stale"] == 0
 
 
@@ -172,7 +173,7 @@ def test_batches_and_point_writes_from_several_threads_leave_store_cache_and_ind
         listed = tool.list()
         assert len(listed) == 2 * 3 * 120 + 20 and memory.verify_audit().ok
         memory.flush()
-        report = index_consistency(memory.store, memory.projector.index, memory.indexable)
+        report = memory.projector.consistency()
         assert report["missing"] == 0 and report["stale"] == 0, report
     with Memory.open(tmp_path / "home", clock=clock, embedder="hashing") as reopened:
         assert reopened.for_run(RUN).list() == listed

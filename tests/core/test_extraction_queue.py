@@ -101,19 +101,19 @@ def test_attempts_run_out(indexed_memory, ana, clock):
 
 def test_a_worker_whose_lease_ran_out_writes_nothing_to_the_job(indexed_memory, ana, clock):
     ana.enqueue_extraction(TALK)
-    [row] = indexed_memory.store.claim("slow-worker", clock.now(), lease_s=10, limit=5)
+    [row] = indexed_memory.store.queue.claim("slow-worker", clock.now(), lease_s=10, limit=5)
     clock.advance(timedelta(seconds=11))
-    [again] = indexed_memory.store.claim("fast-worker", clock.now(), lease_s=10, limit=5)
+    [again] = indexed_memory.store.queue.claim("fast-worker", clock.now(), lease_s=10, limit=5)
     assert again.queue_id == row.queue_id and again.attempts == 2
-    assert not indexed_memory.store.complete(row.queue_id, "slow-worker", clock.now(), {})
-    assert indexed_memory.store.complete(row.queue_id, "fast-worker", clock.now(), {"ok": True})
+    assert not indexed_memory.store.queue.complete(row.queue_id, "slow-worker", clock.now(), {})
+    assert indexed_memory.store.queue.complete(row.queue_id, "fast-worker", clock.now(), {"ok": True})
 
 
 WORKER = textwrap.dedent("""
     import sys, time
     from memory_core import Memory
     with Memory.open(sys.argv[1]) as memory:
-        rows = memory.store.claim("doomed-worker", memory.clock.now(), lease_s=60, limit=10)
+        rows = memory.store.queue.claim("doomed-worker", memory.clock.now(), lease_s=60, limit=10)
         print(len(rows), flush=True)
         time.sleep(600)  # killed here, mid-batch
 """)

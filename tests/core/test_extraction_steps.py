@@ -220,9 +220,9 @@ def test_a_dry_run_writes_nothing(ana, indexed_memory):
 
 
 def test_a_model_backed_extractor_through_the_openai_adapter(ana):
-    from memory_core.extraction.llm_extractor import LLMExtractor
+    from memory_core.adapters.llm.extractor import LLMExtractor
+    from memory_core.adapters.llm.openai_chat import OpenAIChat
     from memory_core.llm import LLMMalformed
-    from memory_core.llm.openai_chat import OpenAIChat
     from tests.llm_server import MALFORMED, ScriptedLLM, ok
 
     answer = {

@@ -11,7 +11,7 @@ import itertools
 import pytest
 
 from memory_core import Identity, Memory
-from memory_core.store import lance_index
+from memory_core.adapters.lance import index as lance_index
 from memory_core.temporal import live_at
 from tests.conftest import T0, utc
 
@@ -34,10 +34,10 @@ def _answers(memory):
 
 
 @pytest.fixture
-def populated(home, clock, monkeypatch):
-    monkeypatch.setattr(lance_index, "VECTOR_INDEX_MIN_ROWS", 100)
+def populated(home, clock):
     spans = {}
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        memory.projector.index.vector_index_min_rows = 100  # the ANN index at 180 rows, not 50,000
         for (tenant, user), i in itertools.product(PEOPLE, range(60)):
             tool = memory.for_run(Identity(tenant=tenant, user=user, agent="helper"))
             valid_at = utc(2022 + i % 3, 1 + i % 12, 1)
@@ -128,7 +128,7 @@ def test_prewarm_loads_the_indexes_and_search_answers_as_before(populated):
 def test_a_search_reads_the_latest_version_another_index_object_wrote(populated):
     """Each search checks for a newer version first: rows another process (here, another index
     object on the same folder) appended are found on the next call."""
-    from memory_core.store.lance_index import LanceIndex
+    from memory_core.adapters.lance import LanceIndex
 
     memory = populated[0]
     reader = memory.projector.index

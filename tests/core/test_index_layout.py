@@ -12,9 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core import Identity, Memory
-from memory_core.projection import index_rows
-from memory_core.store.lance_index import schema
-from memory_core.store.lance_read import DERIVED_COLUMNS, OPEN_END
+from memory_core.adapters.lance.read import DERIVED_COLUMNS, OPEN_END
+from memory_core.adapters.lance.rows import index_rows, schema
 from tests.conftest import T0
 
 DIM = 4

@@ -6,7 +6,6 @@ and a take must say exactly what the table's files say for that row in that vers
 from __future__ import annotations
 
 from datetime import timedelta
-from unittest import mock
 
 import lance
 import numpy as np
@@ -15,11 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_core.config import LANCE_THREADS_ENV, lance_compute_threads
-from memory_core.projection import index_rows
-from memory_core.store import lance_resident
-from memory_core.store.lance_index import LEG_COLUMNS, LanceIndex, micros, namespace_key, schema
-from memory_core.store.lance_read import DERIVED_COLUMNS, HIT_COLUMNS, IndexSnapshot, ResidentColumns
+from memory_core.adapters.lance import LanceIndex
+from memory_core.adapters.lance.read import DERIVED_COLUMNS, IndexSnapshot, ResidentColumns
+from memory_core.adapters.lance.rows import index_rows, namespace_key, schema
+from memory_core.environment import LANCE_THREADS_ENV, lance_compute_threads
+from memory_core.retrieval.rows import HIT_COLUMNS, LEG_COLUMNS
+from memory_core.temporal import micros
 from tests.conftest import T0
 
 DIM = 8
@@ -90,12 +90,12 @@ operations = st.lists(
 def test_leg_rows_and_takes_say_what_the_files_say_after_any_writes(tmp_path_factory, ops, eager_rows):
     """With ``eager_rows`` 6, a 12-row fragment is read from the files for its first reads and
     held after, while small appends are held at once: one search mixes both."""
-    with mock.patch.multiple(lance_resident, _EAGER_ROWS=eager_rows, _LOAD_AFTER=4):
-        _check_after(tmp_path_factory.mktemp("resident"), ops)
+    resident = ResidentColumns(eager_rows=eager_rows, load_after=4)
+    _check_after(tmp_path_factory.mktemp("resident"), ops, resident)
 
 
-def _check_after(folder, ops) -> None:
-    index = LanceIndex(folder, "test", DIM)
+def _check_after(folder, ops, resident: ResidentColumns) -> None:
+    index = LanceIndex(folder, "test", DIM, resident=resident)
     index.replace_all(_rows(range(12), generation=0, seed=0))
     next_id, generation = 12, 0
     _check(index)
@@ -156,12 +156,10 @@ def test_a_table_made_anew_is_not_read_from_the_fragments_held_for_the_old_one(t
         ]
 
 
-def test_a_large_fragment_is_read_from_the_files_until_searches_keep_coming_back(tmp_path, monkeypatch):
+def test_a_large_fragment_is_read_from_the_files_until_searches_keep_coming_back(tmp_path):
     """A one-off search on a large home reads its rows; a process that keeps searching holds
-    the fragment after ``_LOAD_AFTER`` reads. Answers alike either way."""
-    monkeypatch.setattr(lance_resident, "_EAGER_ROWS", 8)
-    monkeypatch.setattr(lance_resident, "_LOAD_AFTER", 5)
-    index = LanceIndex(tmp_path, "test", DIM)
+    the fragment after ``load_after`` reads. Answers alike either way."""
+    index = LanceIndex(tmp_path, "test", DIM, resident=ResidentColumns(eager_rows=8, load_after=5))
     index.replace_all(_rows(range(12), generation=0, seed=0))
     index.add(_rows(range(12, 15), generation=0, seed=1))
     resident = index._source.resident

@@ -7,8 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_core import Identity, Memory
-from memory_core.errors import NotFound
-from memory_core.sql_memory import SqlFailed
+from memory_core.errors import NotFound, SqlFailed
 
 RUNS = [("acme", "ana"), ("acme", "bob"), ("globex", "ana"), ("globex", "bob")]
 

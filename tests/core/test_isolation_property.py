@@ -19,8 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_core import FixedClock, Identity, Memory
-from memory_core.errors import MemcoreError, NotFound
-from memory_core.sql_memory import SqlFailed
+from memory_core.errors import MemcoreError, NotFound, SqlFailed
 from tests.conftest import T0
 
 TAG = re.compile(r"x\d+t\d/(?:user|agent|tenant)/[a-z0-9]+")

@@ -90,10 +90,10 @@ def test_delete_version_removes_only_the_head_it_names(tool):
 
 def test_every_lifecycle_change_leaves_one_audit_row(tool, memory):
     tool.set("k", "v")
-    before = len(memory.store.audit_rows())
+    before = len(memory.store.versions.audit_rows())
     for op in (tool.lock, tool.unlock, tool.pin, tool.unpin, tool.reject, tool.restore):
         op("k")
-    assert [r.entry.op for r in memory.store.audit_rows()[before:]] == [
+    assert [r.entry.op for r in memory.store.versions.audit_rows()[before:]] == [
         "lock",
         "unlock",
         "pin",
@@ -147,12 +147,12 @@ def test_redact_leaves_no_trace_of_the_value_in_duckdb_or_the_index(tool, memory
         tool.redact("gate", tool.get("gate").id)
     result = tool.redact("gate", old.id)
     assert result.details["versions_redacted"] == 3  # the set, the restatement, the closing row
-    rows = memory.store.query("SELECT * FROM memory_versions")
+    rows = memory.store.unchecked_sql("SELECT * FROM memory_versions")
     assert secret not in json.dumps(rows, default=str)
     assert all(
         secret not in json.dumps(list(r.values()), default=str)
         for t in ("audit_log", "projection_failures")
-        for r in memory.store.query(f"SELECT * FROM {t}")
+        for r in memory.store.unchecked_sql(f"SELECT * FROM {t}")
     )
     assert [h.key for h in tool.recall("ZEBRA-CROSSING-7731", as_of=T0).hits] == []
     assert _files_containing(home / "lance", b"ZEBRA-CROSSING") == []

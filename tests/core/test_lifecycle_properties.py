@@ -179,5 +179,5 @@ def test_lifecycle_ops_match_the_model(tmp_path_factory, sequence):
                 as_of = BASE + day * DAY
                 fact = tool.get("k", as_of=as_of)
                 assert (fact.value if fact else None) == model.answer(as_of), (op, as_of)
-        assert memory.store.overlapping_intervals() == []
+        assert memory.store.inspection.overlapping_intervals() == []
         assert memory.verify_audit().ok

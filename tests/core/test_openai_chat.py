@@ -4,8 +4,8 @@ import socket
 
 import pytest
 
+from memory_core.adapters.llm.openai_chat import OpenAIChat
 from memory_core.llm import LLMMalformed, LLMRefused, LLMUnavailable
-from memory_core.llm.openai_chat import OpenAIChat
 from tests.llm_server import DROP, MALFORMED, SLOW, TRUNCATED, ScriptedLLM, ok, status
 
 SCHEMA = {

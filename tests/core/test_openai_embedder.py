@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from memory_core import Identity, Memory
-from memory_core.embed import EmbedderUnavailable, HashingEmbedder, OpenAIEmbedder
+from memory_core.adapters.embedders import HashingEmbedder, OpenAIEmbedder
+from memory_core.errors import EmbedderUnavailable
 
 DIM = 64
 

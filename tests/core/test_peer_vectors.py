@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.embed import VectorRows, gather_rows
 from memory_core.identity import Identity, Scope
+from memory_core.vectors import VectorRows, gather_rows
 from memory_core.write.peers import PeerVectors
 
 NS = Identity(tenant="acme", user="ana").namespace(Scope.USER)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core import Identity
+from memory_core import Identity, Memory
 from memory_core.errors import AdminRequired
 from memory_core.identity import Scope
 from memory_core.placement import InvalidOntology, decide, parse_ontology
@@ -218,20 +218,21 @@ def test_placement_needs_a_subject_and_its_type(placed):
         placed.for_run(RUN).set("k", "v", scope="auto", subject="checkout-api")
 
 
-def test_a_failure_writing_the_graph_half_writes_neither_half(placed, monkeypatch):
+def test_a_failure_writing_the_graph_half_writes_neither_half(home, clock):
+    from memory_core.adapters.duckdb import DuckDBHome
     from tests.conftest import store_snapshot
+    from tests.faults import FaultyStore
 
-    tool = placed.for_run(RUN)
-    before = store_snapshot(placed)
-
-    def broken(*args, **kwargs):
-        raise OSError("disk full while writing the triples")
-
-    monkeypatch.setattr(placed.store, "_write_changes", broken)
-    with pytest.raises(OSError):
+    store = FaultyStore(DuckDBHome.open(home))
+    with Memory(store, clock) as placed:
+        placed.for_run(Identity(tenant="acme", user="ops", admin=True)).ontology_set(ONTOLOGY)
+        tool = placed.for_run(RUN)
+        before = store_snapshot(placed)
+        store.versions.fail_inside(lambda batch: bool(batch.graph), OSError("disk full while writing the triples"))
+        with pytest.raises(OSError):
+            tool.set("checkout-owner", "checkout-api is owned by team payments", scope="auto", **CHECKOUT)
+        assert [bool(b.graph) and bool(b.rows) for b in store.versions.failed] == [True]  # both halves, one write
+        assert store_snapshot(placed) == before
+        assert _halves(tool, "tenant") == (None, [])
         tool.set("checkout-owner", "checkout-api is owned by team payments", scope="auto", **CHECKOUT)
-    assert store_snapshot(placed) == before
-    monkeypatch.undo()
-    assert _halves(tool, "tenant") == (None, [])
-    tool.set("checkout-owner", "checkout-api is owned by team payments", scope="auto", **CHECKOUT)
-    assert _halves(tool, "tenant")[1] == [("checkout-api", "owned_by", "team payments")]
+        assert _halves(tool, "tenant")[1] == [("checkout-api", "owned_by", "team payments")]

@@ -68,7 +68,7 @@ def test_an_update_retires_the_older_peer_with_a_record_that_restore_undoes(rmem
     report = rmem.resolve()
     assert report.actions["retire"] == 1
     assert ana.get("office") is None and ana.get("office-now").value == MOVED
-    [record] = rmem.store.resolver_records()
+    [record] = rmem.store.ledger.resolver_records()
     assert (record["action"], record["peer_key"], record["verdict"]) == ("retire", "office", "update")
     assert ana.get("office", as_of=utc(2024, 6, 1, 12)).value == OFFICE  # history still answers
     clock.advance(timedelta(minutes=1))
@@ -117,10 +117,10 @@ def test_manual_review_only_flags_and_a_compatible_verdict_clears(rmem, ana, clo
     assert rmem.resolve().actions["flag"] == 1
     assert ana.get("office").status.value == "conflicted" and ana.get("office-now").status.value == "conflicted"
     row, peer = ana.get("office-now"), ana.get("office")
-    from memory_core.resolver.run import act
+    from memory_core.services.resolver import act
 
     cleared = act(
-        rmem,
+        rmem.session,
         row.scope and ana.identity.namespace("user"),
         row.fact_id,
         row.key,
@@ -138,11 +138,11 @@ def test_manual_review_only_flags_and_a_compatible_verdict_clears(rmem, ana, clo
 
 def test_nothing_is_written_in_a_tenant_under_erasure(rmem, ana, clock):
     two_offices(ana, clock)
-    rmem.store.set_erasure("acme", "running", clock.now())
+    rmem.store.ledger.set_erasure("acme", "running", clock.now())
     before = store_snapshot(rmem)["memory_versions"]
     report = rmem.resolve()
     assert report.judged == 0 and store_snapshot(rmem)["memory_versions"] == before
-    rmem.store.set_erasure("acme", "done", clock.now())
+    rmem.store.ledger.set_erasure("acme", "done", clock.now())
     assert rmem.resolve().actions["retire"] == 1  # owed all along, judged once the erasure is over
 
 
@@ -178,10 +178,10 @@ def test_failures_transient_outage_refusal_and_unusable_answers(rmem, ana, clock
     outage = Recording(errors=[LLMUnavailable("x (HTTP 503)", reached=True)] * 3)
     report = rmem.resolve(outage)
     assert report.stopped and report.left_owed == 3 and report.judged == 0
-    assert rmem.store.mark_counts()["owed"] >= 3
+    assert rmem.store.ledger.mark_counts()["owed"] >= 3
     refused = Recording(errors=[LLMRefused("no"), LLMMalformed("garbled")])
     report = rmem.resolve(refused)
-    assert report.errored == 2 and rmem.store.mark_counts().get("errored") == 2
+    assert report.errored == 2 and rmem.store.ledger.mark_counts().get("errored") == 2
 
 
 def test_the_daily_cost_share_is_checked_before_every_call(rmem, ana, clock):
@@ -200,7 +200,7 @@ def test_thresholds_keep_their_order():
     with pytest.raises(InvalidInput):
         Thresholds(retire=0.9, flag=0.95, clear=0.8)
     with pytest.raises(InvalidInput):
-        from memory_core.write.config import parse_tenant_config
+        from memory_core.write.tenant_config import parse_tenant_config
 
         parse_tenant_config({"resolver_flag_confidence": 0.99})
 
@@ -233,8 +233,8 @@ def test_two_rows_dated_the_same_day_go_to_review():
 
 
 def test_the_llm_judge_prompt_and_answer_through_the_port(rmem, ana, clock):
-    from memory_core.llm.openai_chat import OpenAIChat
-    from memory_core.resolver.judge import LLMJudge
+    from memory_core.adapters.llm.judge import LLMJudge
+    from memory_core.adapters.llm.openai_chat import OpenAIChat
     from tests.llm_server import ScriptedLLM, ok
 
     two_offices(ana, clock)
@@ -271,7 +271,7 @@ def test_the_llm_judge_prompt_and_answer_through_the_port(rmem, ana, clock):
     assert report.actions["retire"] == 1 and ana.get("office") is None  # the mistyped entry was dropped alone
     assert len(server.requests) == 1
     ns = ana.identity.namespace("user")
-    assert rmem.store.spend(ns, clock.now().date(), "resolver") == pytest.approx(400 * 10.0 / 1e6)
+    assert rmem.store.ledger.spend(ns, clock.now().date(), "resolver") == pytest.approx(400 * 10.0 / 1e6)
 
 
 def test_the_review_queue_and_a_reviewers_decisions(rmem, ana, clock):

@@ -7,10 +7,16 @@ import numpy as np
 import pytest
 
 from memory_core import Identity, Memory
-from memory_core.embed import EmbedderUnavailable, HashingEmbedder
-from memory_core.errors import InvalidInput, MalformedTimestamp, ScopeForbidden, UnknownKind
+from memory_core.adapters.embedders import HashingEmbedder
+from memory_core.errors import (
+    EmbedderMismatch,
+    EmbedderUnavailable,
+    InvalidInput,
+    MalformedTimestamp,
+    ScopeForbidden,
+    UnknownKind,
+)
 from memory_core.retrieval.fusion import rrf
-from memory_core.store.lance_index import EmbedderMismatch
 from tests.conftest import T0, utc
 
 MAR, APR, MAY, JUL = utc(2024, 3, 1), utc(2024, 4, 15), utc(2024, 5, 1), utc(2024, 7, 1)
@@ -179,11 +185,11 @@ def test_an_embedder_failure_fails_the_write_and_writes_nothing(home, clock):
     embedder = FlakyEmbedder()
     memory = Memory.open(home, clock=clock, embedder=embedder)
     tool = tool_of(memory)
-    before = memory.store.table_counts()
+    before = memory.store.inspection.table_counts()
     embedder.failing = True
     with pytest.raises(EmbedderUnavailable):
         tool.set("allergy", "allergic to peanuts")
-    assert memory.store.table_counts() == before and tool.get("allergy") is None
+    assert memory.store.inspection.table_counts() == before and tool.get("allergy") is None
     memory.close()
 
 
@@ -200,12 +206,12 @@ def test_a_failed_index_write_never_fails_the_write_and_is_repaired(home, clock,
     result = tool.set("allergy", "allergic to peanuts")
     assert result.verdict == "created" and tool.get("allergy").value == "allergic to peanuts"
     found = tool.recall("peanuts")  # the read flushes the queue; the index write fails and is recorded
-    assert memory.store.pending_projection_failures() == [result.version.fact_id]
+    assert memory.store.projections.pending_projection_failures() == [result.version.fact_id]
     assert "allergy" not in keys(found) and any("not in the index yet" in n for n in found.notes)
     monkeypatch.undo()
     assert memory.repair_projections() == 1
     assert keys(tool.recall("peanuts"))[0] == "allergy"
-    assert memory.store.pending_projection_failures() == []
+    assert memory.store.projections.pending_projection_failures() == []
     memory.close()
 
 
@@ -239,7 +245,7 @@ def test_rrf_is_pure_and_breaks_ties_by_id():
 def test_a_leg_short_of_live_rows_fetches_wider_then_under_the_full_filter(imemory, monkeypatch, history, fetches):
     """Legs fetch their pool under the scope filter and check time themselves; when history
     crowds out the live rows, a wider fetch, then the full filter, must still find them."""
-    from memory_core.store.lance_read import IndexSnapshot
+    from memory_core.adapters.lance.read import IndexSnapshot
 
     tool = tool_of(imemory)
     for i in range(history):  # matching rows, all closed long before now
@@ -278,15 +284,17 @@ def test_a_process_never_replays_its_own_queued_writes(home, clock, monkeypatch)
     with Memory.open(home, clock=clock, embedder=HashingEmbedder()) as memory:
         tool = tool_of(memory)
         replayed = []
-        original = memory.store.latest_states
-        monkeypatch.setattr(memory.store, "latest_states", lambda ids=None: replayed.append(ids) or original(ids))
+        original = memory.store.versions.latest_states
+        monkeypatch.setattr(
+            memory.store.versions, "latest_states", lambda ids=None: replayed.append(ids) or original(ids)
+        )
         tool.bulk_set([{"key": f"k{i}", "value": f"value {i}"} for i in range(20)])
         assert keys(tool.recall("value 3"))  # the first flush: nothing is behind, nothing re-read
         assert replayed == []
 
 
 def test_light_leg_rows_are_completed_even_after_the_index_was_compacted(imemory):
-    from memory_core.store.lance_index import LEG_COLUMNS
+    from memory_core.retrieval.rows import LEG_COLUMNS
 
     """Legs read only the filter columns; the answered hits are completed by row id, and by fact
     id when a compaction moved the rows in between. A fact deleted in between is marked gone."""
@@ -302,7 +310,7 @@ def test_light_leg_rows_are_completed_even_after_the_index_was_compacted(imemory
     index.delete_facts(sorted(gone))
     index.optimize()  # compaction: the row ids of the rest move
     index.hydrate(rows)
-    stored = {s.fact_id: s for s in imemory.store.latest_states()}
+    stored = {s.fact_id: s for s in imemory.store.versions.latest_states()}
     for row in rows:
         if row["fact_id"] in gone:
             assert row.get("_gone")
@@ -329,7 +337,8 @@ def _manifest_format(home) -> bytes:
 def test_a_rebuild_writes_the_index_in_the_current_file_format(home, clock):
     import lancedb
 
-    from memory_core.store.lance_index import TABLE, schema
+    from memory_core.adapters.lance.index import TABLE
+    from memory_core.adapters.lance.rows import schema
 
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
         tool_of(memory).set("pet", "a grey cat called Miso")
@@ -354,7 +363,7 @@ def test_a_rebuild_writes_the_index_in_the_current_file_format(home, clock):
 
 
 def test_a_rebuild_stopped_after_dropping_the_table_is_caught_up_at_the_next_open(home, clock, monkeypatch):
-    from memory_core.store.lance_index import LanceIndex
+    from memory_core.adapters.lance import LanceIndex
 
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
         tool_of(memory).set("pet", "a grey cat called Miso")

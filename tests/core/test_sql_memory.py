@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from memory_core import Identity, Memory
-from memory_core.errors import InvalidInput, ScopeForbidden
+from memory_core.adapters.duckdb.sql_memory import SqlLimits
+from memory_core.errors import InvalidInput, ScopeForbidden, SqlFailed, SqlRefused, SqlTimeout
 from memory_core.identity import Scope
-from memory_core.sql_memory import SqlFailed, SqlLimits, SqlRefused, SqlTimeout
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.static_encoder import ChunkCachedEncoder
+from memory_core.adapters.static_encoder import ChunkCachedEncoder
 
 model2vec = pytest.importorskip("model2vec", reason="model2vec is a declared dependency; the install is broken")
 

@@ -7,12 +7,13 @@ from datetime import timedelta
 
 import pytest
 
+from memory_core.adapters.duckdb import DuckDBHome
+from memory_core.adapters.duckdb.versions import ARROW_INSERT_ABOVE
 from memory_core.audit import AuditEntry
 from memory_core.graph.model import Relation
 from memory_core.identity import Namespace, Scope
 from memory_core.model import FactVersion, Kind, Op, Provenance, Status
-from memory_core.store.duckdb_store import _ARROW_INSERT_ABOVE, DuckDBStore
-from memory_core.store.port import KeyChange, WriteBatch
+from memory_core.ports import KeyChange, WriteBatch
 from tests.conftest import T0
 
 NS = Namespace("acme", Scope.USER, "ana")
@@ -79,7 +80,7 @@ def rows(n: int, *, varied: bool) -> list[FactVersion]:
 
 
 def stored(tmp_path, name: str, batches: list[list[FactVersion]]) -> dict[str, list[FactVersion]]:
-    store = DuckDBStore.open(tmp_path / name)
+    store = DuckDBHome.open(tmp_path / name)
     try:
         for batch in batches:
             audit = AuditEntry(
@@ -96,15 +97,15 @@ def stored(tmp_path, name: str, batches: list[list[FactVersion]]) -> dict[str, l
             by_key: dict[str, list[FactVersion]] = {}
             for row in batch:
                 by_key.setdefault(row.key, []).append(row)
-            store.apply(WriteBatch(tuple(KeyChange(NS, k, tuple(v)) for k, v in by_key.items()), (audit,)))
-        return {f"k{k}": store.history(NS, f"k{k}") for k in range(7)}
+            store.versions.apply(WriteBatch(tuple(KeyChange(NS, k, tuple(v)) for k, v in by_key.items()), (audit,)))
+        return {f"k{k}": store.versions.history(NS, f"k{k}") for k in range(7)}
     finally:
         store.close()
 
 
 @pytest.mark.parametrize("varied", [True, False], ids=["mixed-provenance", "one-provenance"])
 def test_arrow_insert_stores_what_the_row_insert_stores(tmp_path, varied):
-    written = rows(_ARROW_INSERT_ABOVE + 9, varied=varied)
+    written = rows(ARROW_INSERT_ABOVE + 9, varied=varied)
     staged = stored(tmp_path, "staged", [written])  # one batch: the Arrow path
     one_by_one = stored(tmp_path, "rows", [[r] for r in written])  # one row a batch: the VALUES path
     assert staged == one_by_one

@@ -127,5 +127,5 @@ def test_get_as_of_and_known_at_match_the_reference_model(tmp_path_factory, sequ
             for as_of in probes:
                 got = tool.get("k", as_of=as_of, known_at=at)
                 assert (got.value if got else None) == held.answer(as_of), (i, at, as_of)
-        assert memory.store.overlapping_intervals() == []
+        assert memory.store.inspection.overlapping_intervals() == []
         assert memory.verify_audit().ok

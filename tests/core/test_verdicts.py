@@ -9,7 +9,7 @@ import pytest
 
 from memory_core import Identity, Memory, Status
 from memory_core.errors import PinnedConflict
-from memory_core.write.config import Policy, TenantConfig, TypeConfig, resolve_threshold
+from memory_core.write.tenant_config import Policy, TenantConfig, TypeConfig, resolve_threshold
 from memory_core.write.verdicts import Candidate, Peer, decide
 from tests.conftest import T0, store_snapshot
 

@@ -21,9 +21,9 @@ from memory_core.identity import Namespace, Scope
 from memory_core.model import Provenance
 from memory_core.values import canonical_json, content_sha256
 from memory_core.write import phases
-from memory_core.write.config import BUILTIN_TYPES, Policy, TenantConfig, TypeConfig, WriteConfig
 from memory_core.write.request import SetState
 from memory_core.write.settle import make_request
+from memory_core.write.tenant_config import BUILTIN_TYPES, Policy, TenantConfig, TypeConfig, WriteConfig
 from tests.conftest import T0, store_snapshot
 
 NS = Namespace("acme", Scope.USER, "ana")
@@ -307,10 +307,10 @@ def test_a_high_row_is_stored_but_never_indexed(wmemory):
 
 def test_each_write_leaves_one_hash_only_audit_row(wmemory):
     tool = admin_tool(wmemory)
-    before = len(wmemory.store.audit_rows())
+    before = len(wmemory.store.versions.audit_rows())
     tool.set("theme", "dark mode")
     tool.set("theme", "light mode")
-    rows = wmemory.store.audit_rows()[before:]
+    rows = wmemory.store.versions.audit_rows()[before:]
     assert [r.entry.op for r in rows] == ["set", "set"]
     assert all("mode" not in repr(r.entry) for r in rows)  # hashes and ids, never the value
     assert wmemory.verify_audit().ok

@@ -4,7 +4,7 @@ import pytest
 
 from corpora.locomo import LocomoNotFound, load_locomo, locate
 from evals.locomo import RunSpec, run_locomo
-from memory_core.config import shared_root
+from memory_core.environment import shared_root
 
 pytestmark = pytest.mark.slow
 

@@ -1,0 +1,59 @@
+"""One DuckDB connection to a home's store, shared by every port class over it: the lock, the
+transaction, and plain reads.
+
+DuckDB admits one writer process per file, so the adapter is the home's only writer while it is
+open. Every statement runs under one re-entrant lock: a thread's read-decide-commit sequence
+(``VersionLog.locked``) and another thread's statements never interleave on the connection.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import duckdb
+
+from ...identity import Namespace
+
+NS_WHERE = "tenant = ? AND scope = ? AND owner_id = ?"
+
+
+def ns_params(ns: Namespace) -> list[Any]:
+    return [ns.tenant, ns.scope.value, ns.owner_id]
+
+
+class DuckDBConnection:
+    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
+        self.con = con
+        self.path = path
+        self.read_only = read_only
+        self.lock = threading.RLock()
+
+    @contextmanager
+    def tx(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self.lock:
+            self.con.execute("BEGIN TRANSACTION")
+            try:
+                yield self.con
+            except BaseException:
+                self.con.execute("ROLLBACK")
+                raise
+            self.con.execute("COMMIT")
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self.lock:
+            return self.con.execute(sql, list(params)).fetchall()
+
+    def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self.lock:
+            cursor = self.con.execute(sql, list(params))
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, r)) for r in cursor.fetchall()]
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self.rows(sql, params)[0][0]
+
+    def close(self) -> None:
+        self.con.close()

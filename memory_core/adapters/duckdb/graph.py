@@ -1,0 +1,242 @@
+"""The entity graph's tables: what a write's follow reads beforehand, the graph write applied in
+the write's transaction, and the graph reads.
+
+The decisions are the pure functions of ``memory_core.graph`` (``plan.plan_follow``); this module
+reads what they need (``follow_inputs``) and writes what they decided (``write``), so a fact's
+row and its triples (the two halves a placed fact is written as) commit together or not at all.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Sequence
+
+import duckdb
+
+from ...graph.follow import Link, LinkedObservation
+from ...graph.model import Observation
+from ...graph.plan import GraphInputs, GraphWrite
+from ...identity import Namespace
+from .connection import NS_WHERE, DuckDBConnection, ns_params
+from .schema import COLS, row_to_version, utc
+
+_OBS_COLS = (
+    "triple_id",
+    "subject",
+    "relation",
+    "object",
+    "start_at",
+    "dated",
+    "valid_to",
+    "seen_at",
+    "ended_at",
+    "end_reason",
+    "origin",
+    "restore_id",
+    "fact_class",
+)
+_OBS = ", ".join(f"t.{c}" for c in _OBS_COLS)
+_LINK_COLS = "triple_id, fact_id, key, content_sha256, link_kind, linked_at"
+_LATEST_OF = (
+    f"SELECT {COLS} FROM memory_versions WHERE list_contains(?, fact_id) "
+    "QUALIFY row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1"
+)
+
+
+def _observation(row: Sequence[Any]) -> Observation:
+    r = dict(zip(_OBS_COLS, row))
+    return Observation(
+        r["triple_id"],
+        r["subject"],
+        r["relation"],
+        r["object"],
+        utc(r["start_at"]),
+        bool(r["dated"]),
+        utc(r["valid_to"]),
+        utc(r["seen_at"]),
+        utc(r["ended_at"]),
+        r["end_reason"],
+        r["origin"],
+        r["restore_id"],
+        r["fact_class"],
+    )
+
+
+class DuckDBGraph:
+    """``GraphStore`` over the home's connection."""
+
+    def __init__(self, db: DuckDBConnection) -> None:
+        self._db = db
+        # Facts with a graph link (a superset after a rollback or a redaction: it only saves queries).
+        self._linked_facts: set[str] | None = None
+
+    def linked(self, fact_ids: Sequence[str]) -> bool:
+        with self._db.lock:
+            if self._linked_facts is None:
+                self._linked_facts = {r[0] for r in self._db.rows("SELECT DISTINCT fact_id FROM graph_links")}
+            known = self._linked_facts
+        return any(f in known for f in fact_ids)
+
+    def forget_cache(self) -> None:
+        with self._db.lock:
+            self._linked_facts = None
+
+    # -- the follow: its reads, and its write inside the write's transaction ---------------------
+
+    def follow_inputs(
+        self,
+        namespace: Namespace,
+        fact_ids: Sequence[str],
+        triples: set[tuple[str, str, str]],
+        entities: set[str],
+        single_valued: frozenset[str],
+    ) -> GraphInputs:
+        ns = ns_params(namespace)
+        with self._db.lock:
+            linked = self._linked(ns, list(fact_ids))
+            involved = set(triples) | {
+                (lo.observation.subject, lo.observation.relation, lo.observation.object)
+                for los in linked.values()
+                for lo in los
+            }
+            observations = {lo.observation.triple_id: lo.observation for los in linked.values() for lo in los}
+            subjects = sorted({t[0] for t in involved})
+            if subjects:
+                sql = (
+                    f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND ended_at IS NULL "
+                    "AND list_contains(?, subject)"
+                )
+                for row in self._db.rows(sql, [*ns, subjects]):
+                    obs = _observation(row)
+                    observations.setdefault(obs.triple_id, obs)
+            for subject, relation in sorted({(s, r) for s, r, _ in involved if r in single_valued}):
+                sql = f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND subject = ? AND relation = ?"
+                for row in self._db.rows(sql, [*ns, subject, relation]):
+                    obs = _observation(row)
+                    observations[obs.triple_id] = obs
+            links: list[Link] = []
+            if observations:
+                sql = f"SELECT {_LINK_COLS} FROM graph_links WHERE {NS_WHERE} AND list_contains(?, triple_id)"
+                links = [Link(*row) for row in self._db.rows(sql, [*ns, sorted(observations)])]
+            facts = sorted({link.fact_id for link in links})
+            states = {r.fact_id: r for r in map(row_to_version, self._db.rows(_LATEST_OF, [facts]))} if facts else {}
+            types: dict[str, set[str | None]] = {}
+            if entities:
+                sql = (
+                    f"SELECT entity_id, entity_type FROM graph_entities WHERE {NS_WHERE} "
+                    "AND list_contains(?, entity_id)"
+                )
+                for entity, entity_type in self._db.rows(sql, [*ns, sorted(entities)]):
+                    types.setdefault(entity, set()).add(entity_type)
+        return GraphInputs(
+            linked, list(observations.values()), links, states, {e: frozenset(t) for e, t in types.items()}
+        )
+
+    def _linked(self, ns: list[Any], fact_ids: list[str]) -> dict[str, list[LinkedObservation]]:
+        sql = (
+            f"SELECT {_OBS}, l.fact_id, l.key, l.content_sha256, l.link_kind, l.linked_at FROM graph_links l "
+            "JOIN graph_triples t USING (tenant, scope, owner_id, triple_id) "
+            "WHERE l.tenant = ? AND l.scope = ? AND l.owner_id = ? AND list_contains(?, l.fact_id)"
+        )
+        out: dict[str, list[LinkedObservation]] = {}
+        for row in self._db.rows(sql, [*ns, fact_ids]):
+            obs = _observation(row[: len(_OBS_COLS)])
+            fact_id, key, sha, kind, at = row[len(_OBS_COLS) :]
+            out.setdefault(fact_id, []).append(LinkedObservation(obs, Link(obs.triple_id, fact_id, key, sha, kind, at)))
+        return out
+
+    def write(self, con: duckdb.DuckDBPyConnection, change: GraphWrite) -> None:
+        """Apply one namespace's graph write, inside the caller's transaction."""
+        base = ns_params(change.namespace)
+        for o in change.observations:
+            con.execute(
+                "INSERT INTO graph_triples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    *base,
+                    o.triple_id,
+                    o.subject,
+                    o.relation,
+                    o.object,
+                    o.start,
+                    o.dated,
+                    o.valid_to,
+                    o.seen_at,
+                    o.ended_at,
+                    o.end_reason,
+                    o.origin,
+                    o.restore_id,
+                    o.fact_class,
+                ],
+            )
+        for link in change.links:
+            con.execute(
+                "INSERT INTO graph_links VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [*base, link.triple_id, link.fact_id, link.key, link.content_sha256, link.link_kind, link.linked_at],
+            )
+            if self._linked_facts is not None:
+                self._linked_facts.add(link.fact_id)
+        for triple_id, (ended_at, reason) in sorted(change.ends.items()):
+            con.execute(
+                f"UPDATE graph_triples SET ended_at = ?, end_reason = ? WHERE {NS_WHERE} AND triple_id = ?",
+                [ended_at, reason, *base, triple_id],
+            )
+        for entity, entity_type in change.entities:
+            con.execute("INSERT INTO graph_entities VALUES (?, ?, ?, ?, ?, ?)", [*base, entity, entity_type, change.at])
+
+    @staticmethod
+    def forget(con: duckdb.DuckDBPyConnection, fact_ids: Sequence[str]) -> None:
+        """Redaction, inside its transaction: drop the links of the given facts, and the triples
+        (and entities) no other fact links."""
+        con.execute("DELETE FROM graph_links WHERE list_contains(?, fact_id)", [list(fact_ids)])
+        con.execute(
+            "DELETE FROM graph_triples t WHERE NOT EXISTS (SELECT 1 FROM graph_links l WHERE "
+            "l.tenant = t.tenant AND l.scope = t.scope AND l.owner_id = t.owner_id AND l.triple_id = t.triple_id)"
+        )
+        con.execute(
+            "DELETE FROM graph_entities e WHERE NOT EXISTS (SELECT 1 FROM graph_triples t WHERE "
+            "t.tenant = e.tenant AND t.scope = e.scope AND t.owner_id = e.owner_id AND "
+            "(t.subject = e.entity_id OR t.object = e.entity_id))"
+        )
+
+    # -- reads -----------------------------------------------------------------------------------
+
+    def observations(
+        self, namespace: Namespace, entities: Sequence[str], as_of: datetime, *, as_subject_only: bool = False
+    ) -> list[tuple[Observation, list[Link]]]:
+        """The observations current at ``as_of`` that name one of ``entities``, with their links."""
+        ns = ns_params(namespace)
+        where = (
+            "list_contains(?, subject)"
+            if as_subject_only
+            else "(list_contains(?, subject) OR list_contains(?, object))"
+        )
+        params = [*ns, list(entities)] + ([] if as_subject_only else [list(entities)])
+        sql = (
+            f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND {where} AND start_at <= ? "
+            "AND ? < least(coalesce(valid_to, 'infinity'::TIMESTAMPTZ), coalesce(ended_at, 'infinity'::TIMESTAMPTZ)) "
+            "ORDER BY subject, relation, start_at, seen_at, object"
+        )
+        found = [_observation(r) for r in self._db.rows(sql, [*params, as_of, as_of])]
+        links: dict[str, list[Link]] = {}
+        if found:
+            for row in self._db.rows(
+                f"SELECT {_LINK_COLS} FROM graph_links WHERE {NS_WHERE} AND list_contains(?, triple_id) "
+                "ORDER BY linked_at, key",
+                [*ns, [o.triple_id for o in found]],
+            ):
+                links.setdefault(row[0], []).append(Link(*row))
+        return [(o, links.get(o.triple_id, [])) for o in found]
+
+    def entity_types(self, namespace: Namespace, entity: str) -> list[str]:
+        rows = self._db.rows(
+            f"SELECT DISTINCT entity_type FROM graph_entities WHERE {NS_WHERE} AND entity_id = ? "
+            "AND entity_type IS NOT NULL ORDER BY 1",
+            [*ns_params(namespace), entity],
+        )
+        return [r[0] for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            t: int(self._db.one(f"SELECT count(*) FROM {t}"))
+            for t in ("graph_entities", "graph_triples", "graph_links")
+        }

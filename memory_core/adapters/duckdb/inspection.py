@@ -1,0 +1,147 @@
+"""What the platform reads about a store, by name: counts and summaries for reports, the
+invariants the asset checks assert (every table has a known role, no row reachable from another
+tenant, no overlapping live intervals), the catalog a reviewer picks a key from, a tenant's
+report, and the platform's markers. Assets and notebooks read these; none of them writes SQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...model import VISIBLE_STATUSES
+from .connection import DuckDBConnection
+from .versions import LATEST
+
+# Every table and view of the home, by role: what it holds and who may rebuild it.
+TABLE_CLASSES = {
+    "memory_versions": "authoritative: the append-only version log",
+    "memory_heads": "view: each key's newest version",
+    "audit_log": "audit: hash-chained, hash-only rows",
+    "audit_head": "audit: the chain's head",
+    "meta": "settings: schema version, watermarks, markers",
+    "write_config": "settings: tenant write settings",
+    "ontologies": "settings: tenant ontologies (versioned)",
+    "graph_entities": "projection: entity graph",
+    "graph_triples": "projection: entity graph",
+    "graph_links": "projection: entity graph (row links)",
+    "projection_failures": "queue: index writes to repair",
+    "extraction_queue": "queue: deferred extraction",
+    "resolver_marks": "queue: conflict-resolver marks",
+    "resolver_records": "records: resolver actions",
+    "snapshots_restored": "records: snapshot restores",
+    "llm_spend": "records: model spend",
+    "erasures": "records: tenant erasure state",
+}
+
+
+class DuckDBInspection:
+    """``Inspection`` over the home's connection."""
+
+    def __init__(self, db: DuckDBConnection) -> None:
+        self._db = db
+
+    def unclassified_tables(self) -> list[str]:
+        sql = "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY 1"
+        return [r[0] for r in self._db.rows(sql) if r[0] not in TABLE_CLASSES]
+
+    def cross_tenant_rows(self) -> list[dict[str, Any]]:
+        """Rows reachable across tenants: a version written by another tenant's run, a tenant-scope
+        row owned by another tenant, a graph link to a fact of another namespace."""
+        return self._db.dicts(
+            "SELECT 'version written by another tenant' AS problem, tenant, scope, owner_id, key FROM memory_versions "
+            "WHERE scope <> 'global' AND json_extract_string(attrs, '$.prov_tenant') <> tenant "
+            "UNION ALL SELECT 'tenant-scope row owned by another tenant', tenant, scope, owner_id, key "
+            "FROM memory_versions WHERE scope = 'tenant' AND owner_id <> tenant "
+            "UNION ALL SELECT 'graph link to another namespace', l.tenant, l.scope, l.owner_id, l.key "
+            "FROM graph_links l "
+            "JOIN memory_versions v ON v.fact_id = l.fact_id WHERE v.tenant <> l.tenant OR v.scope <> l.scope "
+            "OR v.owner_id <> l.owner_id LIMIT 50"
+        )
+
+    def overlapping_intervals(self) -> list[dict[str, Any]]:
+        """Every pair of visible facts of one key whose valid intervals overlap (should be none)."""
+        latest = LATEST.format(cols="*", where="TRUE")
+        sql = f"""
+        WITH latest AS ({latest}),
+        vis AS (SELECT * FROM latest WHERE status IN {VISIBLE_STATUSES!r}
+                AND (invalid_at IS NULL OR invalid_at > valid_at))
+        SELECT a.tenant, a.scope, a.owner_id, a.key, a.fact_id, b.fact_id
+        FROM vis a JOIN vis b ON a.tenant = b.tenant AND a.scope = b.scope AND a.owner_id = b.owner_id
+            AND a.key = b.key AND a.fact_id < b.fact_id
+        WHERE a.valid_at < coalesce(b.invalid_at, 'infinity'::TIMESTAMPTZ)
+          AND b.valid_at < coalesce(a.invalid_at, 'infinity'::TIMESTAMPTZ)
+        ORDER BY 1, 2, 3, 4
+        """
+        cols = ("tenant", "scope", "owner_id", "key", "fact_id", "other_fact_id")
+        return [dict(zip(cols, r)) for r in self._db.rows(sql)]
+
+    def table_counts(self) -> dict[str, int]:
+        return {
+            table: int(self._db.one(f"SELECT count(*) FROM {table}"))
+            for table in ("memory_versions", "memory_heads", "audit_log", "projection_failures")
+        }
+
+    def summary(self) -> dict[str, Any]:
+        """Counts a report or an asset prints: tables, namespaces, ops, current states."""
+        one = self._db.one
+        latest = LATEST.format(cols="status", where="TRUE")
+        return {
+            "tables": self.table_counts(),
+            "tenants": int(one("SELECT count(DISTINCT tenant) FROM memory_heads")),
+            "owners": int(one("SELECT count(DISTINCT (tenant, scope, owner_id)) FROM memory_heads")),
+            "keys": int(one("SELECT count(*) FROM memory_heads")),
+            "tombstoned_keys": int(one("SELECT count(*) FROM memory_heads WHERE status = 'tombstoned'")),
+            "versions_by_op": dict(self._db.rows("SELECT op, count(*) FROM memory_versions GROUP BY op ORDER BY op")),
+            "facts_by_status": dict(
+                self._db.rows(f"SELECT status, count(*) FROM ({latest}) GROUP BY status ORDER BY status")
+            ),
+        }
+
+    def catalog(self) -> list[tuple[str, str, str, str]]:
+        """Every (tenant, scope, owner_id, key) the store holds, sorted: what a reviewer picks from."""
+        return [
+            tuple(r) for r in self._db.rows("SELECT tenant, scope, owner_id, key FROM memory_heads ORDER BY 1, 2, 3, 4")
+        ]
+
+    def tenants(self) -> list[str]:
+        return [r[0] for r in self._db.rows("SELECT DISTINCT tenant FROM memory_versions ORDER BY 1")]
+
+    def tenant_report(self, tenant: str) -> dict[str, Any]:
+        """One tenant's counts: facts by status (latest state), owners and keys per scope, graph
+        triples, queued extraction jobs, owed resolver marks."""
+        latest = LATEST.format(cols="status", where="tenant = ?")
+        status = {
+            s: int(n) for s, n in self._db.rows(f"SELECT status, count(*) FROM ({latest}) GROUP BY status", [tenant])
+        }
+        scopes = self._db.dicts(
+            "SELECT scope, count(DISTINCT owner_id) AS owners, count(DISTINCT key) AS keys FROM memory_versions "
+            "WHERE tenant = ? GROUP BY scope ORDER BY scope",
+            [tenant],
+        )
+        return {
+            "facts_by_status": status,
+            "scopes": scopes,
+            "graph_triples": int(self._db.one("SELECT count(*) FROM graph_triples WHERE tenant = ?", [tenant])),
+            "extraction_queued": int(
+                self._db.one(
+                    "SELECT count(*) FROM extraction_queue WHERE tenant = ? AND status IN ('pending', 'running')",
+                    [tenant],
+                )
+            ),
+            "resolver_owed": int(
+                self._db.one("SELECT count(*) FROM resolver_marks WHERE tenant = ? AND mark = 'owed'", [tenant])
+            ),
+        }
+
+    def marker(self, name: str) -> str | None:
+        """A named note the platform keeps about the store (a corpus loaded, ...)."""
+        found = self._db.rows("SELECT value FROM meta WHERE name = ?", [f"marker:{name}"])
+        return found[0][0] if found else None
+
+    def set_marker(self, name: str, value: str) -> None:
+        with self._db.tx() as con:
+            con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [f"marker:{name}", value])
+
+    def tables(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of every table, sorted: two equal answers mean nothing was written between."""
+        names = [r[0] for r in self._db.rows("SELECT table_name FROM information_schema.tables ORDER BY 1")]
+        return {t: sorted(map(tuple, self._db.rows(f"SELECT * FROM {t}")), key=repr) for t in names}

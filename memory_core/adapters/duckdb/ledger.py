@@ -1,0 +1,145 @@
+"""The conflict resolver's tables: queue marks, records of what it did, LLM spend, erasures.
+
+A mark belongs to one written statement (a fact id: in this store a
+changed value is a new fact, so a revision carries its own mark): ``owed`` / ``none`` /
+``judged`` (``errored`` when judging failed for good).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any, Sequence
+
+from ...identity import Namespace, Scope
+from ...ports import Mark
+from .connection import DuckDBConnection
+
+ERASURE_ACTIVE = ("queued", "running", "failed")  # an abandoned or finished erasure does not hold writes
+
+
+class DuckDBLedger:
+    """``ResolverLedger`` over the home's connection."""
+
+    def __init__(self, db: DuckDBConnection) -> None:
+        self._db = db
+
+    def resolver_watermark(self) -> int:
+        found = self._db.rows("SELECT value FROM meta WHERE name = 'resolver_seq'", [])
+        return int(found[0][0]) if found else 0
+
+    def put_marks(self, marks: Sequence[tuple], watermark: int, at: datetime) -> None:
+        """Record marks (fact_id, namespace, key, sha, seq, mark, reason) and move the watermark."""
+        with self._db.tx() as con:
+            for fact_id, ns, key, sha, seq, mark, reason in marks:
+                con.execute(
+                    "INSERT INTO resolver_marks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, false)",
+                    [fact_id, ns.tenant, ns.scope.value, ns.owner_id, key, sha, seq, mark, reason, at],
+                )
+            con.execute("INSERT OR REPLACE INTO meta VALUES ('resolver_seq', ?)", [str(watermark)])
+
+    def owed_marks(self, limit: int, skip_tenants: Sequence[str] = ()) -> list[Mark]:
+        """Owed statements, taken in turns across namespaces (each namespace's newest first)."""
+        rows = self._db.rows(
+            "SELECT fact_id, tenant, scope, owner_id, key, content_sha256, seq, mark, reason, attempts FROM ("
+            " SELECT *, row_number() OVER (PARTITION BY tenant, scope, owner_id ORDER BY seq DESC) AS turn"
+            " FROM resolver_marks WHERE mark = 'owed' AND NOT list_contains(?, tenant))"
+            " ORDER BY turn, tenant, scope, owner_id LIMIT ?",
+            [list(skip_tenants), limit],
+        )
+        return [
+            Mark(r[0], Namespace(r[1], Scope(r[2]), r[3]), r[4], r[5], int(r[6]), r[7], r[8], int(r[9])) for r in rows
+        ]
+
+    def mark_of(self, fact_id: str) -> str | None:
+        found = self._db.rows("SELECT mark FROM resolver_marks WHERE fact_id = ?", [fact_id])
+        return found[0][0] if found else None
+
+    def stamp(self, fact_id: str, mark: str, at: datetime, *, errored: bool = False, attempt: bool = False) -> None:
+        with self._db.tx() as con:
+            con.execute(
+                "UPDATE resolver_marks SET mark = ?, judged_at = ?, errored = ?, "
+                "attempts = attempts + ? WHERE fact_id = ?",
+                [mark, at, errored, int(attempt), fact_id],
+            )
+
+    def record_resolution(self, record: dict[str, Any]) -> None:
+        cols = (
+            "record_id",
+            "tenant",
+            "scope",
+            "owner_id",
+            "action",
+            "judged_fact",
+            "peer_fact",
+            "peer_key",
+            "verdict",
+            "confidence",
+            "judge",
+            "recorded_at",
+            "reason",
+        )
+        with self._db.tx() as con:
+            con.execute(
+                f"INSERT INTO resolver_records VALUES ({', '.join('?' * len(cols))})", [record[c] for c in cols]
+            )
+
+    def resolver_records(self, namespace: Namespace | None = None) -> list[dict[str, Any]]:
+        where, params = (
+            ("TRUE", [])
+            if namespace is None
+            else (
+                "tenant = ? AND scope = ? AND owner_id = ?",
+                [namespace.tenant, namespace.scope.value, namespace.owner_id],
+            )
+        )
+        return self._db.dicts(f"SELECT * FROM resolver_records WHERE {where} ORDER BY recorded_at, record_id", params)
+
+    def mark_counts(self) -> dict[str, int]:
+        return {m: int(n) for m, n in self._db.rows("SELECT mark, count(*) FROM resolver_marks GROUP BY mark", [])}
+
+    # -- spend and erasures ----------------------------------------------------------------------
+
+    def add_spend(self, ns: Namespace, day: date, purpose: str, cost_usd: float) -> None:
+        with self._db.tx() as con:
+            params = [ns.tenant, ns.scope.value, ns.owner_id, day, purpose]
+            found = con.execute(
+                "SELECT 1 FROM llm_spend WHERE tenant = ? AND scope = ? AND owner_id = ? AND day = ? AND purpose = ?",
+                params,
+            ).fetchall()
+            if found:
+                con.execute(
+                    "UPDATE llm_spend SET calls = calls + 1, cost_usd = cost_usd + ? WHERE tenant = ? AND "
+                    "scope = ? AND owner_id = ? AND day = ? AND purpose = ?",
+                    [cost_usd, *params],
+                )
+            else:
+                con.execute("INSERT INTO llm_spend VALUES (?, ?, ?, ?, ?, 1, ?)", [*params, cost_usd])
+
+    def spend(self, ns: Namespace, day: date, purpose: str | None = None) -> float:
+        sql = (
+            "SELECT coalesce(sum(cost_usd), 0) FROM llm_spend WHERE tenant = ? AND scope = ? AND owner_id = ? "
+            "AND day = ?"
+        )
+        params: list[Any] = [ns.tenant, ns.scope.value, ns.owner_id, day]
+        if purpose is not None:
+            sql, params = sql + " AND purpose = ?", [*params, purpose]
+        return float(self._db.rows(sql, params)[0][0])
+
+    def set_erasure(self, tenant: str, status: str, at: datetime) -> None:
+        """Record the state of a tenant's erasure (queued, running, failed, done, abandoned)."""
+        with self._db.tx() as con:
+            con.execute("DELETE FROM erasures WHERE tenant = ?", [tenant])
+            con.execute("INSERT INTO erasures VALUES (?, ?, ?, ?)", [tenant, status, at, at])
+
+    def erasure_under_way(self, tenant: str) -> bool:
+        return bool(
+            self._db.rows(
+                "SELECT 1 FROM erasures WHERE tenant = ? AND list_contains(?, status)", [tenant, list(ERASURE_ACTIVE)]
+            )
+        )
+
+    def tenants_under_erasure(self) -> list[str]:
+        return [
+            r[0]
+            for r in self._db.rows("SELECT tenant FROM erasures WHERE list_contains(?, status)", [list(ERASURE_ACTIVE)])
+        ]

@@ -1,0 +1,285 @@
+"""The version log over DuckDB: ``memory_versions``, append-only, and its write-through cache.
+
+Every change appends rows; nothing is updated in place except by ``redact``. The head of a key
+is its newest row (the ``memory_heads`` view). The adapter is the home's only writer while it is
+open, so it keeps the latest fact states of each namespace it touched in memory: a point write
+reads its key from there (a DuckDB point query costs milliseconds) and appends in one
+transaction. The cache is updated only after a commit, and dropped by ``redact``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any, Callable, Iterator, Sequence
+
+import duckdb
+
+from ...audit import AuditEntry, AuditReport, AuditRow
+from ...identity import Namespace, Scope
+from ...model import VISIBLE_STATUSES, FactVersion
+from ...ports import Head, StagedRows, WriteBatch
+from .audit_chain import AuditChain
+from .connection import NS_WHERE, DuckDBConnection, ns_params
+from .graph import DuckDBGraph
+from .schema import COLS, VERSION_COLUMNS, attrs_json, row_to_version, version_params
+from .staging import STAGED_INSERT, arrow_versions, staged_columns
+
+ARROW_INSERT_ABOVE = 32  # rows; below this one multi-row VALUES insert is faster
+
+# The latest state of every fact, optionally as the store held it at a transaction time.
+LATEST = """
+SELECT {cols} FROM memory_versions
+WHERE {where}
+QUALIFY row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1
+"""
+
+KeyFacts = dict[str, FactVersion]  # fact_id -> latest state
+
+
+class DuckDBVersions:
+    """``VersionLog`` over the home's connection."""
+
+    def __init__(self, db: DuckDBConnection, audit: AuditChain, graph: DuckDBGraph) -> None:
+        self._db = db
+        self._audit = audit
+        self._graph = graph
+        self.read_only = db.read_only
+        self._cache: dict[Namespace, dict[str, KeyFacts]] = {}
+        self._seq = int(db.one("SELECT coalesce(max(seq), 0) FROM memory_versions"))
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the log for a read-decide-commit sequence so no other thread writes between."""
+        with self._db.lock:
+            yield
+
+    @property
+    def last_seq(self) -> int:
+        return self._seq
+
+    def forget_cache(self) -> None:
+        with self._db.lock:
+            self._cache.clear()
+
+    # -- point reads, from the cache -----------------------------------------------------------
+
+    def _namespace(self, ns: Namespace) -> dict[str, KeyFacts]:
+        """The cached latest states of a namespace, loaded in one query on first touch."""
+        found = self._cache.get(ns)
+        if found is None:
+            found = {}
+            for row in self._db.rows(LATEST.format(cols=COLS, where=NS_WHERE), ns_params(ns)):
+                state = row_to_version(row)
+                found.setdefault(state.key, {})[state.fact_id] = state
+            self._cache[ns] = found
+        return found
+
+    def namespace_states(self, namespace: Namespace) -> dict[str, list[FactVersion]]:
+        """Every key of ``namespace`` with the latest state of each of its facts, oldest version first."""
+        with self._db.lock:
+            return {k: sorted(v.values(), key=lambda s: s.version) for k, v in self._namespace(namespace).items()}
+
+    def has_key(self, namespace: Namespace, key: str) -> bool:
+        with self._db.lock:
+            return key in self._namespace(namespace)
+
+    def keys(self, namespace: Namespace) -> list[str]:
+        with self._db.lock:
+            return list(self._namespace(namespace))
+
+    def fact_state(self, namespace: Namespace, key: str, fact_id: str) -> FactVersion | None:
+        with self._db.lock:
+            return self._namespace(namespace).get(key, {}).get(fact_id)
+
+    def head(self, namespace: Namespace, key: str) -> Head | None:
+        with self._db.lock:
+            facts = self._namespace(namespace).get(key)
+        if not facts:
+            return None
+        newest = max(facts.values(), key=lambda s: s.version)
+        return Head(namespace, key, newest.version, newest.status.value, newest.id, newest.created_at)
+
+    def fact_states(self, namespace: Namespace, key: str, known_at: datetime | None = None) -> list[FactVersion]:
+        if known_at is None:
+            with self._db.lock:
+                return sorted(self._namespace(namespace).get(key, {}).values(), key=lambda s: s.version)
+        sql = LATEST.format(cols=COLS, where=f"{NS_WHERE} AND key = ? AND created_at <= ?") + " ORDER BY version"
+        return [row_to_version(r) for r in self._db.rows(sql, [*ns_params(namespace), key, known_at])]
+
+    # -- reads of the log ----------------------------------------------------------------------
+
+    def history(self, namespace: Namespace, key: str) -> list[FactVersion]:
+        rows = self._db.rows(
+            f"SELECT {COLS} FROM memory_versions WHERE {NS_WHERE} AND key = ? ORDER BY version",
+            [*ns_params(namespace), key],
+        )
+        return [row_to_version(r) for r in rows]
+
+    def states_known_at(self, namespace: Namespace, known_at: datetime) -> dict[str, list[FactVersion]]:
+        """What the store held for every key of ``namespace`` at transaction time ``known_at``."""
+        sql = LATEST.format(cols=COLS, where=f"{NS_WHERE} AND created_at <= ?") + " ORDER BY key, version"
+        out: dict[str, list[FactVersion]] = {}
+        for row in self._db.rows(sql, [*ns_params(namespace), known_at]):
+            state = row_to_version(row)
+            out.setdefault(state.key, []).append(state)
+        return out
+
+    def live_facts(self, namespace: Namespace, as_of: datetime, known_at: datetime | None = None) -> list[FactVersion]:
+        where, params = NS_WHERE, ns_params(namespace)
+        if known_at is not None:
+            where += " AND created_at <= ?"
+            params = [*params, known_at]
+        sql = (
+            f"WITH latest AS ({LATEST.format(cols=COLS, where=where)}) SELECT {COLS} FROM latest "
+            f"WHERE status IN {VISIBLE_STATUSES!r} AND valid_at <= ? AND (invalid_at IS NULL OR ? < invalid_at) "
+            "ORDER BY key, version"
+        )
+        return [row_to_version(r) for r in self._db.rows(sql, [*params, as_of, as_of])]
+
+    def latest_states(self, fact_ids: Sequence[str] | None = None) -> list[FactVersion]:
+        """The latest row of each named fact (of every fact when ``fact_ids`` is None)."""
+        if fact_ids is not None and not fact_ids:
+            return []
+        where, params = ("TRUE", []) if fact_ids is None else ("list_contains(?, fact_id)", [list(fact_ids)])
+        sql = LATEST.format(cols=COLS, where=where) + " ORDER BY fact_id"
+        return [row_to_version(r) for r in self._db.rows(sql, params)]
+
+    def expired_keys(self, now: datetime) -> dict[Namespace, list[str]]:
+        """The keys holding a served fact whose expires_at has passed, by namespace."""
+        latest = LATEST.format(cols="tenant, scope, owner_id, key, status, expires_at", where="expires_at IS NOT NULL")
+        sql = (
+            f"WITH latest AS ({latest}) SELECT DISTINCT tenant, scope, owner_id, key FROM latest "
+            f"WHERE status IN {VISIBLE_STATUSES!r} AND expires_at <= ? ORDER BY 1, 2, 3, 4"
+        )
+        out: dict[Namespace, list[str]] = {}
+        for tenant, scope, owner_id, key in self._db.rows(sql, [now]):
+            out.setdefault(Namespace(tenant, Scope(scope), owner_id), []).append(key)
+        return out
+
+    def rows_since(self, seq: int, until: int | None = None) -> list[str]:
+        """Fact ids with a version row appended after global sequence number ``seq`` (and at or
+        before ``until``)."""
+        if until is not None and until <= seq:
+            return []
+        sql, params = "SELECT DISTINCT fact_id FROM memory_versions WHERE seq > ?", [seq]
+        if until is not None:
+            sql, params = sql + " AND seq <= ?", [seq, until]
+        return [r[0] for r in self._db.rows(sql, params)]
+
+    def new_statements(self, after_seq: int, limit: int = 10_000) -> list[tuple[int, FactVersion]]:
+        """(seq, row) of first versions of facts (op set) appended after ``after_seq``."""
+        rows = self._db.rows(
+            f"SELECT seq, {COLS} FROM memory_versions WHERE seq > ? AND op = 'set' ORDER BY seq LIMIT ?",
+            [after_seq, limit],
+        )
+        return [(int(r[0]), row_to_version(r[1:])) for r in rows]
+
+    def conflicted_namespaces(self) -> list[tuple[str, str, str]]:
+        latest = LATEST.format(cols="tenant, scope, owner_id, status", where="TRUE")
+        sql = f"SELECT DISTINCT tenant, scope, owner_id FROM ({latest}) WHERE status = 'conflicted' ORDER BY 1, 2, 3"
+        return [tuple(r) for r in self._db.rows(sql)]
+
+    def snapshot_restored(self, snapshot_id: str, namespace: Namespace) -> bool:
+        sql = f"SELECT 1 FROM snapshots_restored WHERE snapshot_id = ? AND {NS_WHERE}"
+        return bool(self._db.rows(sql, [snapshot_id, *ns_params(namespace)]))
+
+    def audit_rows(self) -> list[AuditRow]:
+        return self._audit.rows()
+
+    def verify_audit(self) -> AuditReport:
+        return self._audit.verify()
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def apply(
+        self,
+        batch: WriteBatch,
+        *,
+        snapshot: tuple[str, int] | None = None,
+        before_commit: Callable[[], None] | None = None,
+        staged: StagedRows | None = None,
+    ) -> None:
+        """Append the batch's rows, its graph writes and audit rows in one transaction; then
+        update the cache.
+
+        ``snapshot`` (id, keys) records a snapshot restore in the same transaction, so a restore
+        is idempotent per snapshot id. ``before_commit`` runs last inside the transaction: if it
+        raises, nothing is written (a batch waits there for work it started beside the insert).
+        ``staged``: more new rows, given as columns, appended after the batch's rows; the caller
+        puts them in the cache (``remember``) once it has them as rows."""
+        rows = batch.rows
+        extra = staged.count if staged is not None else 0
+        with self._db.lock:
+            first = self._seq + 1
+            # Each row names the audit row that records it: a chain missing its newest rows is caught.
+            audit_seq = self._audit.next_seq(len(batch.audits))
+            with self._db.tx() as con:
+                if len(rows) > ARROW_INSERT_ABOVE:
+                    self._insert_staged(con, arrow_versions(first, rows, audit_seq))
+                elif rows:
+                    marks = "(" + ", ".join("?" * len(VERSION_COLUMNS)) + ")"
+                    con.execute(
+                        f"INSERT INTO memory_versions ({COLS}) VALUES " + ", ".join([marks] * len(rows)),
+                        [p for i, r in enumerate(rows) for p in version_params(first + i, r, audit_seq)],
+                    )
+                if extra:
+                    self._insert_staged(con, staged_columns(first + len(rows), audit_seq, staged))
+                for change in batch.graph:
+                    self._graph.write(con, change)
+                if snapshot is not None:
+                    audit = batch.audits[0]
+                    con.execute(
+                        "INSERT INTO snapshots_restored VALUES (?, ?, ?, ?, ?, ?)",
+                        [snapshot[0], audit.tenant, audit.scope, audit.owner_id, audit.at, snapshot[1]],
+                    )
+                audit_head = self._audit.append(con, batch.audits, recorded_by_rows=bool(rows) or extra > 0)
+                if before_commit is not None:
+                    before_commit()
+            self._seq += len(rows) + extra
+            self._audit.head = audit_head
+            self.remember(rows)
+
+    @staticmethod
+    def _insert_staged(con: duckdb.DuckDBPyConnection, table: Any) -> None:
+        con.register("incoming_versions", table)
+        try:
+            con.execute(STAGED_INSERT.format(source="incoming_versions"))
+        finally:
+            con.unregister("incoming_versions")
+
+    def remember(self, rows: Sequence[FactVersion]) -> None:
+        """Put committed rows in the namespace cache (for namespaces it holds)."""
+        with self._db.lock:
+            owner, cached = None, None
+            for row in rows:
+                if (row.tenant, row.scope, row.owner_id) != owner:  # a batch is mostly one namespace
+                    owner = (row.tenant, row.scope, row.owner_id)
+                    cached = self._cache.get(Namespace(*owner))
+                if cached is not None:
+                    facts = cached.setdefault(row.key, {})
+                    known = facts.get(row.fact_id)
+                    if known is None or known.version < row.version:
+                        facts[row.fact_id] = row
+
+    def redact(self, rows: Sequence[FactVersion], value_json: str, content_sha256: str, audit: AuditEntry) -> None:
+        """Overwrite the value (and the words kept beside it) of the given version rows in place:
+        the one edit the log allows. The graph forgets what they stated."""
+        with self._db.lock:
+            with self._db.tx() as con:
+                for row in rows:
+                    scrubbed = dataclasses.replace(
+                        row,
+                        index_context=None,
+                        relations=(),
+                        provenance=dataclasses.replace(row.provenance, source_quote=None),
+                    )
+                    con.execute(
+                        "UPDATE memory_versions SET value_json = ?, content_sha256 = ?, attrs = ? WHERE id = ?",
+                        [value_json, content_sha256, attrs_json(scrubbed), row.id],
+                    )
+                self._graph.forget(con, sorted({r.fact_id for r in rows}))
+                self._audit.head = self._audit.append(con, [audit])
+            self._cache.clear()
+            self._db.con.execute("CHECKPOINT")  # fold the WAL, which still holds the old bytes

@@ -1,0 +1,247 @@
+"""Keeping the retrieval index in step with the authoritative store: the ``IndexSink`` over Lance.
+
+DuckDB is written first; the index second, behind it: a write queues the states it changed
+(with the vectors it already computed) and the queue is flushed in one index write when a read
+needs the index (search, a peer load), when it grows past ``flush_at`` rows, and at close. So a
+search always sees the writes made before it, and a point write does not pay an index round trip.
+
+The store's global sequence number marks how far the index has caught up (``index_seq``). Rows
+appended after it (by a process that crashed before its flush, or one opened without an
+embedder) are re-projected the first time the index is needed. A failed index write is recorded
+in ``projection_failures`` and repaired later: it never fails the primary write.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from ...identity import Namespace
+from ...model import VISIBLE_STATUSES, FactVersion
+from ...ports import Clock, Embedder, NewRows, ProjectionLedger, VersionLog
+from ...texts import index_text
+from ...vectors import VectorRows, gather_rows
+from .index import LanceIndex
+from .rows import index_table, rows_of_fields, schema
+
+log = logging.getLogger(__name__)
+_INDEX_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memcore-index")
+Progress = Callable[[int, int], None]
+Indexable = Callable[[FactVersion], bool]
+
+
+class IndexProjector:
+    def __init__(
+        self,
+        versions: VersionLog,
+        projections: ProjectionLedger,
+        index: LanceIndex,
+        embedder: Embedder,
+        clock: Clock,
+        indexable: Indexable,
+        *,
+        flush_at: int = 256,
+    ) -> None:
+        self.versions = versions
+        self.projections = projections
+        self.index = index
+        self.dim = index.dim
+        self.embedder = embedder
+        self.clock = clock
+        self.indexable = indexable
+        self.flush_at = flush_at
+        self._pending: dict[str, FactVersion] = {}
+        self._vectors: list[Mapping[str, np.ndarray]] = []  # as enqueued: a later one wins
+        self._caught_up = False
+        self._replayed: set[str] = set()  # facts the index may already hold: replace, never append
+        # Rows appended after this point are this process's own writes, queued as they happen;
+        # only rows before it, past the watermark, can be missing from the index.
+        self._horizon = versions.last_seq
+
+    def embed_states(self, states: Sequence[FactVersion]) -> np.ndarray:
+        return self.embedder.embed([index_text(s.key, s.value) for s in states])
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def enqueue(
+        self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None, *, hold: bool = False
+    ) -> None:
+        """Queue the latest state of each fact for the index; ``vectors`` saves re-embedding.
+        ``hold``: do not flush here even if the queue is long (the caller flushes next)."""
+        for state in states:
+            known = self._pending.get(state.fact_id)
+            if known is None or known.version <= state.version:
+                self._pending[state.fact_id] = state
+        if vectors:
+            self._vectors.append(vectors)
+        if len(self._pending) >= self.flush_at and not hold:
+            self.flush()
+
+    def _catch_up(self) -> None:
+        if self._caught_up:
+            return
+        self._caught_up = True
+        behind = self.versions.rows_since(self.projections.index_watermark(), self._horizon)
+        if behind:
+            log.info("index is %d facts behind the store; projecting them", len(behind))
+            self._replayed.update(behind)
+            self.enqueue(self.versions.latest_states(behind), hold=True)  # the flush calling this writes them
+
+    def flush(self, new_rows: NewRows | None = None) -> int:
+        """Write every queued state to the index. Returns how many facts were written or dropped.
+        A read-only home has nothing queued and may not move the watermark: nothing to do.
+
+        ``new_rows``: index rows a caller built for facts the index has never held (a batch's
+        fresh entries); they are appended in the same write as the queue's new facts, and the
+        watermark moves past them only once they are written."""
+        if self.versions.read_only:
+            if new_rows is not None:
+                new_rows.done()
+            return 0
+        self._catch_up()
+        if not self._pending and new_rows is None:
+            return 0
+        watermark = self.versions.last_seq
+        states = list(self._pending.values())
+        self._pending, vectors, self._vectors = {}, self._vectors, []
+        self._write(states, vectors, new_rows)
+        self.projections.set_index_watermark(watermark)
+        if new_rows is not None:
+            new_rows.done()
+        return len(states) + (new_rows.count if new_rows is not None else 0)
+
+    def _write(
+        self,
+        states: Sequence[FactVersion],
+        vectors: Sequence[Mapping[str, np.ndarray]],
+        new_rows: NewRows | None = None,
+    ) -> bool:
+        served = [self.indexable(s) for s in states]
+        keep = [s for s, ok in zip(states, served) if ok]
+        drop = [s.fact_id for s, ok in zip(states, served) if not ok]
+        try:
+            held = [v.keys() for v in vectors]
+            missing = (
+                [s for s in keep if s.fact_id not in held[0]]
+                if len(held) == 1
+                else [s for s in keep if not any(s.fact_id in h for h in held)]
+            )
+            if missing:
+                vectors = [*vectors, VectorRows([s.fact_id for s in missing], self.embed_states(missing))]
+            fresh = {s.fact_id for s in keep if s.fact_id == s.id and s.fact_id not in self._replayed}
+            new = [s for s in keep if s.fact_id in fresh]
+            old = [s for s in keep if s.fact_id not in fresh]
+            # A fact's first row is always new to the index: append it. Later states replace.
+            dim = self.index.dim
+            appended = index_table(new, gather_rows(vectors, [s.fact_id for s in new], dim), dim)
+            if new_rows is None or not new_rows.count:
+                self.index.add(appended)
+                if new_rows is not None:
+                    new_rows.run_beside()
+            else:  # one append with the caller's rows, on a thread, while the caller works here
+                writing = _INDEX_WRITER.submit(lambda: self.index.add(pa.concat_tables([appended, new_rows.data()])))
+                new_rows.run_beside()
+                writing.result()
+            self.index.upsert(index_table(old, gather_rows(vectors, [s.fact_id for s in old], dim), dim))
+            self.index.delete_facts(drop)
+            self._replayed.difference_update(s.fact_id for s in states)
+            return True
+        # The one deliberate catch-all of the core: whatever the index or the embedder raised,
+        # the primary write has committed and must stand. The failure is recorded for repair.
+        except Exception as exc:  # noqa: BLE001
+            failed = list(states)
+            if new_rows is not None:
+                new_rows.run_beside()
+                failed += new_rows.states()
+            log.warning("index write failed for %d facts; recorded for repair: %s", len(failed), exc)
+            self.projections.record_projection_failure(failed, f"{type(exc).__name__}: {exc}", self.clock.now())
+            return False
+
+    def repair(self) -> int:
+        """Re-project every fact whose index write failed. Returns how many were repaired."""
+        self.flush()
+        pending = self.projections.pending_projection_failures()
+        if not pending:
+            return 0
+        states = self.versions.latest_states(pending)
+        keep = [s for s in states if self.indexable(s)]
+        self.index.upsert(index_table(keep, self.embed_states(keep), self.index.dim))
+        self.index.delete_facts([s.fact_id for s in states if not self.indexable(s)])
+        self.projections.resolve_projection_failures(pending, self.clock.now())
+        return len(pending)
+
+    def reindex(self, *, batch: int = 4096, progress: Progress | None = None) -> int:
+        """Rebuild the index from the store's latest fact states."""
+        self._pending, self._vectors, self._caught_up = {}, [], True
+        watermark = self.versions.last_seq
+        states = [s for s in self.versions.latest_states() if self.indexable(s)]
+        tables = []
+        for start in range(0, len(states), batch):
+            chunk = states[start : start + batch]
+            tables.append(index_table(chunk, self.embed_states(chunk), self.index.dim))
+            if progress:
+                progress(min(start + batch, len(states)), len(states))
+        data = pa.concat_tables(tables) if tables else schema(self.index.dim).empty_table()
+        # The table may be dropped before it is written anew (to leave an old file format): until
+        # that is done the watermark says nothing is indexed, so a run stopped in between is
+        # caught up from the store at the next open.
+        self.projections.set_index_watermark(0)
+        self.index.replace_all(data)
+        self.projections.set_index_watermark(watermark)
+        pending = self.projections.pending_projection_failures()
+        if pending:
+            self.projections.resolve_projection_failures(pending, self.clock.now())
+        return len(states)
+
+    def build_rows(
+        self,
+        field: Callable[[str], Sequence[Any]],
+        texts: Sequence[str],
+        vectors: np.ndarray,
+        namespace: Namespace | None = None,
+    ) -> pa.Table:
+        return rows_of_fields(field, texts, vectors, self.index.dim, namespace)
+
+    def forget(self, fact_ids: Sequence[str]) -> None:
+        """A redaction: write the queue, drop the facts' rows, and fold the table so that no older
+        version of its files (nor this process's memory) keeps what was redacted."""
+        self.flush()
+        self.index.delete_facts(fact_ids)
+        self.index.purge_history()
+
+    def optimize(self, *, cleanup_older_than: timedelta | None = timedelta(days=1)) -> dict[str, Any]:
+        return self.index.optimize(cleanup_older_than=cleanup_older_than)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "rows": self.index.count(),
+            "unindexed_rows": self.index.unindexed_rows(),
+            "pending_repairs": len(self.projections.pending_projection_failures()),
+            "embedder": self.embedder.name,
+            "dim": self.embedder.dim,
+        }
+
+    def consistency(self) -> dict[str, object]:
+        """Does the index agree with the store? Missing: an indexable fact with no row or an older
+        row. Stale: a row whose fact must not be served (tombstoned, high, never written)."""
+        latest = {s.fact_id: s for s in self.versions.latest_states()}
+        rows = self.index.heads()
+        wanted = {f for f, s in latest.items() if self.indexable(s)}
+        missing = sorted(f for f in wanted if rows.get(f, ("", ""))[0] != latest[f].id)
+        stale = sorted(f for f, (_, status) in rows.items() if f not in wanted or status not in VISIBLE_STATUSES)
+        pending = set(self.projections.pending_projection_failures())
+        return {
+            "facts": len(latest),
+            "index_rows": len(rows),
+            "missing": len(missing),
+            "stale": len(stale),
+            "missing_not_pending_repair": len([f for f in missing if f not in pending]),
+            "examples": (missing + stale)[:5],
+        }

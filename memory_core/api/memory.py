@@ -1,0 +1,227 @@
+"""The Memory tool: one facade an agent (or a person, through the CLI) calls.
+
+    with Memory.open(home, embedder="static") as memory:
+        tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
+        tool.set("medication", "ibuprofen", valid_at="2024-03-01T00:00:00Z")
+        tool.get("medication", as_of="2024-04-15T00:00:00Z")
+
+``Memory`` opens the adapters of a home and wires them into a ``Session``; ``for_run`` binds the
+Memory tool (``MemoryTool``) to a run identity. Every op names a scope; the owner of the rows it
+touches comes from the run identity.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..adapters.duckdb import DuckDBHome
+from ..adapters.duckdb.sql_memory import SqlMemory
+from ..adapters.embedders import make_embedder
+from ..adapters.lance import IndexProjector, LanceIndex, LanceSearch
+from ..audit import AuditReport
+from ..clock import SystemClock
+from ..errors import InvalidInput
+from ..extraction.model import Extractor
+from ..extraction.pipeline import BUILTIN_STEPS, Step
+from ..identity import Identity
+from ..model import FactVersion
+from ..ports import Clock, Embedder, IndexSink, SqlDatabases, Store
+from ..resolver.actions import PassReport, ResolverSettings
+from ..resolver.judge import Judge, RuleJudge
+from ..services.extraction import ExtractionWorker
+from ..services.maintenance import ExpiryService
+from ..services.resolver import ResolverService
+from ..session import Session
+from ..session.core import IndexPorts
+from ..write.tenant_config import WriteConfig
+from .tool import MemoryTool
+
+log = logging.getLogger(__name__)
+
+
+def _new_id() -> str:
+    return os.urandom(16).hex()  # a random 128-bit id, as uuid4 but without its object
+
+
+def _open_index(session: Session) -> IndexPorts:
+    """The retrieval index of the home, built the first time something needs it."""
+    store, embedder = session.store, session.embedder
+    index = LanceIndex(store.home / "lance", embedder.name, embedder.dim)
+    if not store.read_only and index.upgrade_layout():
+        log.info("the retrieval index gained its derived column live_span")
+    sink = IndexProjector(session.versions, session.projections, index, embedder, session.clock, session.indexable)
+    return sink, LanceSearch(index)
+
+
+class Memory:
+    """An open memory home. Bind it to a run with ``for_run`` to get the tool.
+
+    With an ``embedder`` the home also keeps the retrieval index (``lance/``) current, judges new
+    facts against their peers and serves ``recall`` / ``search``; without one it is the
+    authoritative store alone (writes are indexed the next time it is opened with one).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock | None = None,
+        new_id: Callable[[], str] = _new_id,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.session = Session(
+            store,
+            clock or SystemClock(),
+            new_id,
+            embedder,
+            open_index=_open_index,
+            open_sql=lambda: SqlMemory(store.home / "sql", read_only=store.read_only),
+        )
+        self._closed = False
+
+    @classmethod
+    def open(
+        cls,
+        home: str | Path,
+        *,
+        clock: Clock | None = None,
+        create: bool = True,
+        read_only: bool = False,
+        embedder: str | Embedder | None = None,
+        new_id: Callable[[], str] = _new_id,
+        **embedder_options: Any,
+    ) -> "Memory":
+        home = Path(home)
+        store = DuckDBHome.open(home, create=create, read_only=read_only)
+        if isinstance(embedder, str):
+            embedder = make_embedder(embedder, cache_dir=home / "models", **embedder_options)
+        return cls(store, clock, new_id, embedder=embedder)
+
+    @property
+    def home(self) -> Path:
+        return self.store.home
+
+    @property
+    def clock(self) -> Clock:
+        return self.session.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self.session.clock = clock
+
+    # -- extraction settings -------------------------------------------------------------------
+
+    @property
+    def extractor(self) -> Extractor:
+        """What ``set_from_messages`` extracts with unless a call names another (offline rules by default)."""
+        return self.session.extraction.extractor
+
+    @extractor.setter
+    def extractor(self, extractor: Extractor) -> None:
+        self.session.extraction.extractor = extractor
+
+    @property
+    def steps(self) -> dict[str, Step]:
+        return self.session.extraction.steps
+
+    def register_step(self, name: str, step: Step) -> None:
+        """Make an operator's step available to ``set_from_messages(steps=[...])``."""
+        if not isinstance(name, str) or not name.strip() or not callable(step):
+            raise InvalidInput("a step needs a name and a callable (state, context) -> None", field="step")
+        if name in BUILTIN_STEPS:
+            raise InvalidInput(f"{name!r} is a built-in step", field="step")
+        self.session.extraction.steps[name] = step
+
+    # -- the home's settings and parts ---------------------------------------------------------
+
+    def write_config(self, tenant: str) -> WriteConfig:
+        return self.session.write_config(tenant)
+
+    def indexable(self, state: FactVersion) -> bool:
+        """Does the index serve this state? Visible, not high, of an embedded type, not an anonymized shell."""
+        return self.session.indexable(state)
+
+    @property
+    def projector(self) -> IndexSink:
+        """The retrieval index's sink (refused for a home opened without an embedder)."""
+        return self.session.require_index()
+
+    @property
+    def sql(self) -> SqlDatabases:
+        """The per-scope SQL databases under ``<home>/sql/``."""
+        return self.session.sql
+
+    # -- the index -----------------------------------------------------------------------------
+
+    def flush(self) -> int:
+        """Write queued index changes now (reads do this themselves)."""
+        return self.session.index.flush() if self.session.has_index else 0
+
+    def repair_projections(self) -> int:
+        """Write to the index every fact whose index write failed earlier."""
+        return self.session.require_index().repair()
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Rebuild the retrieval index from the authoritative store."""
+        index = self.session.require_index()
+        self.session.forget_peers()
+        return index.reindex(progress=progress)
+
+    # -- a home's workers ----------------------------------------------------------------------
+
+    def sweep_expired(self, *, actor: str = "worker:expiry-sweep") -> dict[str, int]:
+        """Apply on_expire to every fact whose expires_at has passed. Returns counts by action."""
+        return ExpiryService(self.session).sweep_expired(actor=actor)
+
+    def run_extraction_queue(
+        self,
+        *,
+        worker: str | None = None,
+        limit: int = 8,
+        lease_s: float = 300.0,
+        kinds: Sequence[str] = ("extract", "harvest"),
+    ) -> dict[str, int]:
+        """Lease up to ``limit`` due extraction jobs and run them; counts by outcome."""
+        return ExtractionWorker(self.session).run(
+            worker=worker or f"worker-{os.getpid()}", limit=limit, lease_s=lease_s, kinds=kinds
+        )
+
+    def bank_harvest(self, identity: Identity, payload: dict[str, Any], *, capacity: int) -> bool:
+        """Queue a span context distillation evicted for the consolidator (``extraction.harvest``)."""
+        return ExtractionWorker(self.session).bank_harvest(identity, payload, capacity=capacity)
+
+    def resolve(self, judge: Judge | None = None, settings: ResolverSettings | None = None) -> PassReport:
+        """One conflict-resolver pass: mark new statements, judge owed ones, act (see ``resolver``)."""
+        if self.embedder is None:
+            raise InvalidInput("the conflict resolver compares vectors: open the memory with an embedder")
+        return ResolverService(self.session).run_pass(judge or RuleJudge(), settings)
+
+    def for_run(self, identity: Identity, *, origin: str = "memory.api") -> "MemoryTool":
+        return MemoryTool(self, identity, origin)
+
+    def verify_audit(self) -> AuditReport:
+        return self.store.versions.verify_audit()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            index = self.session.built_index
+            if index is not None:
+                index.flush()
+        finally:
+            sql = self.session.built_sql
+            if sql is not None:
+                sql.close()
+            self.store.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

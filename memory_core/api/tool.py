@@ -1,0 +1,400 @@
+"""``MemoryTool``: the Memory tool bound to one run identity, as short delegations to the services
+(``memory_core.services``). Every op names a scope; the owner of the rows it touches comes from
+the identity, never from an argument."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from ..extraction.model import Extractor
+from ..extraction.result import ExtractionResult
+from ..graph.answers import GraphFact, GraphRecall
+from ..identity import Identity, Scope
+from ..model import FactVersion, Kind, Op, WriteResult
+from ..placement import Ontology, Placement
+from ..ports import SqlResult
+from ..retrieval.types import SearchResult
+from ..services.documents import DocumentsService
+from ..services.extraction import ExtractionService
+from ..services.graph import GraphService
+from ..services.lifecycle import LifecycleService
+from ..services.reads import ReadsService
+from ..services.review import ReviewItem, ReviewService
+from ..services.search import SearchService
+from ..services.sql import SqlService
+from ..services.tenant_settings import TenantSettingsService
+from ..services.writes import WritesService
+from ..write.batch import BulkResult
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+Instant = datetime | str | None
+
+
+def _arguments(given: dict[str, Any]) -> dict[str, Any]:
+    """A method's own arguments (``locals()`` on its first line), handed to its service as they are."""
+    return {name: value for name, value in given.items() if name != "self"}
+
+
+class MemoryTool:
+    """The Memory tool bound to one run identity."""
+
+    def __init__(self, memory: Memory, identity: Identity, origin: str) -> None:
+        self._memory = memory
+        self.identity = identity
+        self.origin = origin
+        session = memory.session
+        self._writes = WritesService(session, identity, origin)
+        self._reads = ReadsService(session, identity, origin)
+        self._search = SearchService(session, identity, origin)
+        self._lifecycle = LifecycleService(session, identity, origin)
+        self._documents = DocumentsService(session, identity, origin)
+        self._graph = GraphService(session, identity, origin)
+        self._extraction = ExtractionService(session, identity, origin)
+        self._review = ReviewService(session, identity, origin)
+        self._settings = TenantSettingsService(session, identity, origin)
+        self._sql = SqlService(session, identity, origin)
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def set(
+        self,
+        key: str,
+        value: Any,
+        *,
+        scope: str | Scope = Scope.USER,
+        dry_run: bool = False,
+        kind: str | Kind = Kind.FACT,
+        memory_type: str = "general",
+        valid_at: Instant = None,
+        invalid_at: Instant = None,
+        observed_at: Instant = None,
+        subject: str | None = None,
+        subject_type: str | None = None,
+        relations: Sequence[Any] | None = None,
+        context: str | None = None,
+        ttl_seconds: float | None = None,
+        on_expire: str | None = None,
+        pin: bool = False,
+        proposed: bool = False,
+        if_match_sha256: str | None = None,
+        sensitivity: str | None = None,
+        source_class: str | None = None,
+        confidence: float | None = None,
+        source_quote: str | None = None,
+        source_turn: str | None = None,
+        source_span: Sequence[int] | None = None,
+        compaction_generation: int | None = None,
+    ) -> WriteResult:
+        """State ``value`` under ``key``. A changed value supersedes; the same value reinforces.
+
+        The options are the write path's (``docs/write-path.md``): time (``valid_at``,
+        ``invalid_at`` may be in the future, ``observed_at``), who it is about (``subject``,
+        ``subject_type``), up to eight graph ``relations`` it states ({subject, relation, object,
+        valid_at?, invalid_at?} or [s, r, o]), ``context`` words, expiry (``ttl_seconds``,
+        ``on_expire``), ``pin``, ``proposed``, ``if_match_sha256``, ``sensitivity`` (raise only),
+        ``source_class`` (downgrade only), ``confidence`` and where in a transcript it was read.
+        ``dry_run`` answers the verdict and writes nothing. ``scope="auto"`` places the fact by
+        the tenant's ontology; ``details["placement"]`` says where and why."""
+        return self._writes.set(**_arguments(locals()))
+
+    def bulk_set(
+        self, entries: Sequence[dict[str, Any]], *, scope: str | Scope = Scope.USER, dry_run: bool = False
+    ) -> BulkResult:
+        """Write many entries ({"key", "value", and any set option}) in one transaction: all or none.
+        A locked or pinned key, a blacklisted or unchanged entry is skipped and reported."""
+        return self._writes.bulk_set(entries, scope=scope, dry_run=dry_run)
+
+    def import_items(
+        self, items: Sequence[Any], *, scope: str | Scope = Scope.USER, dry_run: bool = False
+    ) -> BulkResult:
+        """Import texts (strings, or {"text", and valid_at / observed_at / kind / memory_type / subject})
+        under digest keys (``import:`` + 24 hex), source_class imported, oldest first. A key that
+        already holds the text is unchanged, a key whose newest version is not live is left as it
+        is, and a re-run reinforces nothing."""
+        return self._writes.import_items(items, scope=scope, dry_run=dry_run)
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def get(
+        self, key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, known_at: Instant = None
+    ) -> FactVersion | None:
+        """The fact live at ``as_of`` (default now) as the store believed it at ``known_at``.
+        An expired fact is hidden at once, before the sweep records it."""
+        return self._reads.get(key, scope=scope, as_of=as_of, known_at=known_at)
+
+    def list(
+        self, *, scope: str | Scope = Scope.USER, as_of: Instant = None, known_at: Instant = None
+    ) -> list[FactVersion]:
+        """Every key of the scope with a fact live at ``as_of``, ordered by key."""
+        return self._reads.list(scope=scope, as_of=as_of, known_at=known_at)
+
+    def history(self, key: str, *, scope: str | Scope = Scope.USER) -> list[FactVersion]:
+        """Every version row of ``key`` in this scope, oldest first."""
+        return self._reads.history(key, scope=scope)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        scope: str | Scope = Scope.USER,
+        k: int = 10,
+        recipe: str = "hybrid_rrf",
+        as_of: Instant = None,
+        sources: Iterable[str | Kind] | None = None,
+        observed_from: Instant = None,
+        observed_to: Instant = None,
+        token_budget: int | None = None,
+        participants: Iterable[str] = (),
+    ) -> SearchResult:
+        """What have I been told about ``query``? Facts and notes by default.
+
+        ``participants`` names the people of a conversation: the semantic leg ignores their names,
+        and a recipe with a subject prior favours rows of the one participant the query names.
+        """
+        return self._search.recall(**_arguments(locals()))
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | Scope = Scope.USER,
+        k: int = 10,
+        recipe: str = "hybrid_rrf",
+        as_of: Instant = None,
+        sources: Iterable[str | Kind] | None = None,
+        observed_from: Instant = None,
+        observed_to: Instant = None,
+        token_budget: int | None = None,
+        participants: Iterable[str] = (),
+    ) -> SearchResult:
+        """Where did I record ``query``? Every plane by default; ``sources`` narrows it."""
+        return self._search.search(**_arguments(locals()))
+
+    # -- SQL memory ----------------------------------------------------------------------------
+
+    def sql_exec(
+        self,
+        statement: str,
+        params: Sequence[Any] | dict[str, Any] | None = None,
+        *,
+        scope: str | Scope = Scope.USER,
+    ) -> SqlResult:
+        """Run one statement (tables, inserts, updates, queries) on the scope's SQL database, in
+        its own transaction. Needs the ``sql_scopes`` grant for the scope."""
+        return self._sql.run(statement, params, scope=scope, query_only=False)
+
+    def sql_query(
+        self,
+        statement: str,
+        params: Sequence[Any] | dict[str, Any] | None = None,
+        *,
+        scope: str | Scope = Scope.USER,
+    ) -> SqlResult:
+        """Run one read-only statement (SELECT, EXPLAIN); ``.to_polars()`` gives a frame."""
+        return self._sql.run(statement, params, scope=scope, query_only=True)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def delete(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Tombstone the key: reads stop seeing it, history keeps it, ``restore`` brings it back."""
+        return self._lifecycle.delete(key, scope=scope)
+
+    def delete_version(self, key: str, version: int, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Delete the key only while ``version`` (as read) is still its head; otherwise the verdict
+        is ``version_changed`` and nothing is written."""
+        return self._lifecycle.delete_version(key, version, scope=scope)
+
+    def restore(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Undo the latest delete, reject, expiry or retirement of ``key``."""
+        return self._lifecycle.restore(key, scope=scope)
+
+    def lock(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Refuse every change of value (423) until unlocked."""
+        return self._lifecycle.flag(key, scope=scope, kind=Op.LOCK)
+
+    def unlock(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        return self._lifecycle.flag(key, scope=scope, kind=Op.UNLOCK)
+
+    def pin(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Refuse a changed value (409) unless the write pins too, and refuse close peers of it."""
+        return self._lifecycle.flag(key, scope=scope, kind=Op.PIN)
+
+    def unpin(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        return self._lifecycle.flag(key, scope=scope, kind=Op.UNPIN)
+
+    def promote(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Accept a proposal as an established fact."""
+        return self._lifecycle.flag(key, scope=scope, kind=Op.PROMOTE)
+
+    def demote(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Make an established fact a proposal again, with half its confidence and no expiry."""
+        return self._lifecycle.flag(key, scope=scope, kind=Op.DEMOTE)
+
+    def reject(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Mark the live fact wrong: hidden from reads, kept in history, undone by restore."""
+        return self._lifecycle.flag(key, scope=scope, kind=Op.REJECT)
+
+    def redact(self, key: str, version_id: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Scrub one historical version's value, and every row of the key holding it, in place (store
+        and index). Refuses the live head (delete it first)."""
+        return self._lifecycle.redact(key, version_id, scope=scope)
+
+    def snapshot(self, *, scope: str | Scope = Scope.USER) -> dict[str, Any]:
+        """The scope's live facts as a portable payload (format, snapshot_id, rows, content_sha256)."""
+        return self._lifecycle.snapshot(scope=scope)
+
+    def restore_snapshot(self, payload: Any, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Write a snapshot's facts into this scope (once per snapshot_id: then ``already_restored``)."""
+        return self._lifecycle.restore_snapshot(payload, scope=scope)
+
+    def rollback(self, to: datetime | str, *, scope: str | Scope = Scope.USER, apply: bool = False) -> dict[str, Any]:
+        """Put every key of the scope back to what the store held at ``to``: a new version per
+        changed fact, keys absent then tombstoned. A dry run (the default) returns the plan only."""
+        return self._lifecycle.rollback(to, scope=scope, apply=apply)
+
+    # -- documents -----------------------------------------------------------------------------
+
+    def doc_put(
+        self,
+        doc_key: str,
+        body: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        title: str | None = None,
+        scope: str | Scope = Scope.USER,
+        valid_at: Instant = None,
+        observed_at: Instant = None,
+    ) -> WriteResult:
+        """Store a Markdown document as chunks (searchable as kind ``document``). Metadata with
+        ``subject``, ``entity_type`` and ``fact_class`` makes its chunks entity chunks."""
+        return self._documents.doc_put(**_arguments(locals()))
+
+    def doc_get(
+        self, doc_key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, known_at: Instant = None
+    ) -> dict[str, Any] | None:
+        """The document as it stood at ``as_of`` (as known at ``known_at``): title, metadata, body
+        (its chunks joined, byte for byte) and chunks."""
+        return self._documents.doc_get(doc_key, scope=scope, as_of=as_of, known_at=known_at)
+
+    def doc_list(self, *, scope: str | Scope = Scope.USER, as_of: Instant = None) -> list[dict[str, Any]]:
+        """Every document of the scope live at ``as_of``."""
+        return self._documents.doc_list(scope=scope, as_of=as_of)
+
+    def doc_delete(self, doc_key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        """Tombstone the document and all its chunks in one transaction (history keeps them)."""
+        return self._documents.doc_delete(doc_key, scope=scope)
+
+    # -- the graph -----------------------------------------------------------------------------
+
+    def list_facts(
+        self, subject: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, relation: str | None = None
+    ) -> list[GraphFact]:
+        """The triples about ``subject`` current at ``as_of`` (default now), by relation."""
+        return self._graph.list_facts(subject, scope=scope, as_of=as_of, relation=relation)
+
+    def graph_recall(
+        self, entity: str, *, scope: str | Scope = Scope.USER, hops: int = 1, as_of: Instant = None
+    ) -> GraphRecall:
+        """What the graph holds around ``entity`` at ``as_of``: every current triple within
+        ``hops`` (1 to 3) of it, the entities reached with their types, and the document chunks
+        filed about them."""
+        return self._graph.graph_recall(entity, scope=scope, hops=hops, as_of=as_of)
+
+    # -- extraction ----------------------------------------------------------------------------
+
+    def set_from_messages(
+        self,
+        messages: Sequence[dict[str, Any]],
+        *,
+        session: str | None = None,
+        session_date: datetime | str | None = None,
+        scope: str | Scope = Scope.USER,
+        steps: Sequence[str] | None = None,
+        extractor: Extractor | None = None,
+        compaction_generation: int | None = None,
+        dry_run: bool = False,
+    ) -> ExtractionResult:
+        """Extract durable facts from ``messages`` ({role, content, name?, id?, at?}) and write them
+        with the turns read (evidence) and the verbatim windows, in one transaction. Keys name the
+        subject and the attribute (``caroline:lives_in``), so a later statement supersedes."""
+        return self._extraction.set_from_messages(**_arguments(locals()))
+
+    def enqueue_extraction(
+        self,
+        messages: Sequence[dict[str, Any]],
+        *,
+        session: str | None = None,
+        session_date: datetime | str | None = None,
+        scope: str | Scope = Scope.USER,
+        max_attempts: int = 5,
+    ) -> str:
+        """Queue a transcript for extraction later; returns the queue id."""
+        return self._extraction.enqueue_extraction(**_arguments(locals()))
+
+    def extraction_status(
+        self, queue_ids: Sequence[str] | None = None, *, scope: str | Scope = Scope.USER
+    ) -> list[dict[str, Any]]:
+        """The caller's own queued jobs (all, or the named ones) in the scope."""
+        return self._extraction.extraction_status(queue_ids, scope=scope)
+
+    def extraction_queue_status(self, *, scope: str | Scope = Scope.USER) -> dict[str, int]:
+        """How many jobs of the scope are pending, running, done and failed."""
+        return self._extraction.extraction_queue_status(scope=scope)
+
+    def retry_extraction(self, queue_ids: Sequence[str] | None = None, *, scope: str | Scope = Scope.USER) -> list[str]:
+        """Put the caller's own failed jobs back in line."""
+        return self._extraction.retry_extraction(queue_ids, scope=scope)
+
+    # -- review --------------------------------------------------------------------------------
+
+    def review_queue(self, *, scope: str | Scope = Scope.USER) -> list[ReviewItem]:
+        """The scope's conflicted rows, each with its flagged peers and what judges said of them."""
+        return self._review.review_queue(scope=scope)
+
+    def resolve_conflict(self, key: str, peer_key: str, decision: str, *, scope: str | Scope = Scope.USER) -> dict:
+        """A reviewer's decision on a flagged pair: ``retire_peer`` (the peer's value is stale; the
+        row's stands) or ``clear`` (both stand). Audited and recorded; ``restore`` undoes a retirement."""
+        return self._review.resolve_conflict(key, peer_key, decision, scope=scope)
+
+    # -- the tenant's settings -----------------------------------------------------------------
+
+    def configure(self, **settings: Any) -> dict[str, Any]:
+        """Change this tenant's write settings (policy, conflict_threshold, duplicate_threshold,
+        char_limit, retention_days, sensitive_retention_days, blacklist, bulk_check_cap). Admin only."""
+        return self._settings.configure(**settings)
+
+    def configure_type(self, memory_type: str, **settings: Any) -> dict[str, Any]:
+        """Change one memory type's settings (retype_to, dedup_threshold, retention_days, on_expire,
+        embedded, key_identified). Admin only."""
+        return self._settings.configure_type(memory_type, **settings)
+
+    def ontology_set(self, markdown: str) -> dict[str, Any]:
+        """Store a new version of this tenant's ontology (Markdown; see ``placement``). Admin only."""
+        return self._settings.ontology_set(markdown)
+
+    def ontology_get(self) -> Ontology | None:
+        """This tenant's newest ontology, parsed, with its version (None when it has none)."""
+        return self._settings.ontology_get()
+
+    def placement(
+        self,
+        subject: str,
+        subject_type: str,
+        *,
+        known_types: Iterable[str] = (),
+        profile_owner: str | None = None,
+    ) -> Placement:
+        """Where a fact about ``subject`` of ``subject_type`` belongs for this run, and why."""
+        return self._settings.placement(subject, subject_type, known_types=known_types, profile_owner=profile_owner)
+
+    def place_fact(self, subject: Any, subject_type: Any) -> Placement:
+        """The placement of a fact about ``subject``: the types the graph already gives the
+        subject (in the user's scope and, when readable, the tenant's) count as known types."""
+        return self._settings.place_fact(subject, subject_type)
+
+    def known_types(self, subject: str) -> list[str]:
+        """The entity types the graph gives ``subject`` in the scopes this run may read."""
+        return self._settings.known_types(subject)

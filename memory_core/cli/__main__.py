@@ -1,0 +1,7 @@
+"""``python -m memory_core.cli``: the ``memcore`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

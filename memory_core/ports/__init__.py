@@ -1,0 +1,49 @@
+"""The ports: what the session and the services ask of the world, one ``Protocol`` per capability.
+
+Adapters implement them (``adapters/duckdb``, ``adapters/lance``, the embedders, the LLM client);
+a service only ever sees these. The value types the ports carry live with them. Every method a
+service or the session calls is named here; an adapter's other methods are its own business.
+Import from ``memory_core.ports``; the submodules only group the capabilities.
+"""
+
+from .index import IndexReader, IndexSink, NewRows, SearchIndex, SqlDatabases, SqlResult
+from .models import LLM, Clock, Embedder, IdFactory
+from .store import (
+    GraphStore,
+    Inspection,
+    Mark,
+    ProjectionLedger,
+    QueueRow,
+    ResolverLedger,
+    Store,
+    TenantSettingsStore,
+    WorkQueue,
+)
+from .versions import Head, KeyChange, StagedRows, VersionLog, WriteBatch
+
+__all__ = [
+    "LLM",
+    "Clock",
+    "Embedder",
+    "GraphStore",
+    "Head",
+    "IdFactory",
+    "IndexReader",
+    "IndexSink",
+    "Inspection",
+    "KeyChange",
+    "Mark",
+    "NewRows",
+    "ProjectionLedger",
+    "QueueRow",
+    "ResolverLedger",
+    "SearchIndex",
+    "SqlDatabases",
+    "SqlResult",
+    "StagedRows",
+    "Store",
+    "TenantSettingsStore",
+    "VersionLog",
+    "WorkQueue",
+    "WriteBatch",
+]

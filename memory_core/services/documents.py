@@ -1,0 +1,184 @@
+"""The Document ops of the Memory tool: doc_put, doc_get, doc_list, doc_delete.
+
+A put writes the document row and its chunks in one transaction through the bulk path: an
+unchanged chunk is a restatement that writes nothing, a changed one supersedes, and chunks a
+shorter body no longer has are tombstoned in the same transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..audit import audit_entry
+from ..documents import (
+    DOC_PREFIX,
+    chunk_key,
+    chunk_markdown,
+    doc_row_key,
+    is_entity,
+    validate_doc_key,
+    validate_metadata,
+)
+from ..errors import NotFound
+from ..graph.model import DOCUMENTED_IN, Relation, entity_id
+from ..identity import Identity, Namespace, Scope
+from ..lifecycle.flags import KeyOp, decide_delete
+from ..model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
+from ..ports import KeyChange
+from ..session import Commit, Session
+from ..session.bulk import run_bulk
+from ..session.reads import fact_at_time, live_keys
+from ..write.settle import entry_request
+
+Instant = datetime | str | None
+
+
+def _entity_links(meta: dict[str, Any], key: str) -> tuple[Relation, ...] | None:
+    """An entity chunk joins the graph: (subject, documented_in, the chunk's key), typed and classed."""
+    if not is_entity(meta):
+        return None
+    return (
+        Relation(
+            entity_id(str(meta["subject"])),
+            DOCUMENTED_IN,
+            key,
+            subject_type=str(meta["entity_type"]).strip().casefold(),
+            fact_class=str(meta["fact_class"]),
+        ),
+    )
+
+
+class DocumentsService:
+    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
+        self.session, self.identity, self.origin = session, identity, origin
+
+    def _chunk_keys(self, namespace: Namespace, doc_key: str) -> list[str]:
+        prefix = chunk_key(doc_key, 0)[:-4]
+        return sorted(k for k in self.session.versions.keys(namespace) if k.startswith(prefix))
+
+    def doc_put(
+        self,
+        doc_key: str,
+        body: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        title: str | None = None,
+        scope: str | Scope,
+        valid_at: Instant = None,
+        observed_at: Instant = None,
+    ) -> WriteResult:
+        """Store a Markdown document as chunks (searchable as kind ``document``). Metadata with
+        ``subject``, ``entity_type`` and ``fact_class`` makes its chunks entity chunks."""
+        doc_key = validate_doc_key(doc_key)
+        meta = validate_metadata(metadata)
+        chunks = chunk_markdown(body)
+        namespace = self.identity.namespace(scope)
+        session = self.session
+        now, provenance = session.clock.now(), Provenance.of(self.identity, self.origin)
+        title = title or next((c.heading_path[0] for c in chunks if c.heading_path), doc_key)
+        head = {"title": title, "metadata": meta, "chunks": len(chunks), "entity": is_entity(meta)}
+        common = {"kind": Kind.DOCUMENT, "valid_at": valid_at, "observed_at": observed_at}
+        entries = [{"key": doc_row_key(doc_key), "value": head, "memory_type": "document", **common}]
+        entries += [
+            {
+                "key": chunk_key(doc_key, c.index),
+                "value": c.text,
+                "memory_type": "document_chunk",
+                "subject": str(meta["subject"]) if is_entity(meta) else None,
+                "relations": _entity_links(meta, chunk_key(doc_key, c.index)),
+                "context": " > ".join([title, *c.heading_path]),
+                **common,
+            }
+            for c in chunks
+        ]
+        requests = [entry_request(namespace, i, e, provenance, now) for i, e in enumerate(entries)]
+        with session.locked():
+            stale = []
+            for key in self._chunk_keys(namespace, doc_key)[len(chunks) :]:
+                states = tuple(session.versions.fact_states(namespace, key))
+                if any(s.status.value in VISIBLE_STATUSES for s in states):
+                    op = KeyOp(namespace, key, states, self.identity.actor, now, session.new_id)
+                    stale.extend(decide_delete(op).rows)
+            result = run_bulk(session, requests, check_cap=0, operation="doc_put", extra=stale)
+        verdict = "unchanged" if not result.written else "written"
+        return WriteResult(
+            verdict,
+            doc_row_key(doc_key),
+            result.written,
+            {
+                "chunks": len(chunks),
+                "chunks_unchanged": len(result.skipped_unchanged),
+                "chunks_retired": len({r.key for r in stale}),
+            },
+        )
+
+    def doc_get(
+        self, doc_key: str, *, scope: str | Scope, as_of: Instant = None, known_at: Instant = None
+    ) -> dict[str, Any] | None:
+        """The document as it stood at ``as_of`` (as known at ``known_at``): title, metadata, body
+        (its chunks joined, byte for byte) and chunks."""
+        doc_key = validate_doc_key(doc_key)
+        namespace = self.identity.namespace(scope)
+        head = fact_at_time(self.session, namespace, doc_row_key(doc_key), as_of, known_at)
+        if head is None:
+            return None
+        chunks: list[FactVersion] = []
+        for index in range(head.value["chunks"]):
+            found = fact_at_time(self.session, namespace, chunk_key(doc_key, index), as_of, known_at)
+            if found is None:
+                raise NotFound(f"document {doc_key!r} is missing chunk {index} at that instant", doc_key=doc_key)
+            chunks.append(found)
+        return {
+            "key": doc_key,
+            "title": head.value["title"],
+            "metadata": head.value["metadata"],
+            "entity": head.value["entity"],
+            "body": "".join(c.value for c in chunks),
+            "chunks": [
+                {"index": i, "key": c.key, "context": c.index_context, "text": c.value} for i, c in enumerate(chunks)
+            ],
+            "version": head.version,
+        }
+
+    def doc_list(self, *, scope: str | Scope, as_of: Instant = None) -> list[dict[str, Any]]:
+        """Every document of the scope live at ``as_of``."""
+        return [
+            {
+                "key": f.key[len(DOC_PREFIX) :],
+                "title": f.value["title"],
+                "chunks": f.value["chunks"],
+                "metadata": f.value["metadata"],
+            }
+            for f in live_keys(self.session, self.identity.namespace(scope), as_of, None)
+            if f.kind is Kind.DOCUMENT and f.memory_type == "document"
+        ]
+
+    def doc_delete(self, doc_key: str, *, scope: str | Scope) -> WriteResult:
+        """Tombstone the document and all its chunks in one transaction (history keeps them)."""
+        doc_key = validate_doc_key(doc_key)
+        namespace = self.identity.namespace(scope)
+        session = self.session
+        now = session.clock.now()
+        with session.locked():
+            keys = [doc_row_key(doc_key), *self._chunk_keys(namespace, doc_key)]
+            changes = []
+            for key in keys:
+                states = tuple(session.versions.fact_states(namespace, key))
+                if any(s.status.value in VISIBLE_STATUSES for s in states):
+                    rows = decide_delete(KeyOp(namespace, key, states, self.identity.actor, now, session.new_id)).rows
+                    changes.append(KeyChange(namespace, key, rows))
+            if not changes:
+                raise NotFound(f"no document {doc_key!r} in scope {namespace.scope.value}", doc_key=doc_key)
+            rows = tuple(r for c in changes for r in c.rows)
+            audit = audit_entry(
+                namespace,
+                doc_row_key(doc_key),
+                "doc_delete",
+                rows,
+                None,
+                self.identity.actor,
+                max(r.created_at for r in rows),
+            )
+            session.commit(Commit(tuple(changes), (audit,)))
+        return WriteResult("deleted", doc_row_key(doc_key), rows, {"chunks_deleted": len(changes) - 1})

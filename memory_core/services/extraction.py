@@ -1,0 +1,229 @@
+"""Extraction on the Memory tool: ``set_from_messages`` now, or queued for a worker later
+(``enqueue_extraction``), and the worker that runs the queue (``ExtractionWorker``).
+
+A queued conversation is validated on the caller's path and read later by a worker, as the
+identity that queued it. A job whose worker dies returns to the line when its lease runs out; an
+unreachable provider spends no attempt; a refusal or an unusable answer fails the job at once;
+other failures wait with exponential backoff until ``max_attempts``. A harvested span (see
+``extraction.harvest``) is consolidated the same way, with the consolidation steps.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from typing import Any, Callable, Sequence
+
+from ..errors import InvalidInput, MemcoreError
+from ..extraction.harvest import CONSOLIDATION_STEPS
+from ..extraction.model import Extractor, parse_messages
+from ..extraction.pipeline import ExtractionState, StepContext, resolve_steps, run_steps
+from ..extraction.result import ExtractionResult
+from ..identity import Identity, Scope, identity_fields, identity_from
+from ..lifecycle.flags import decide_delete
+from ..llm import LLMMalformed, LLMRefused, LLMUnavailable
+from ..model import FactVersion, Provenance, WriteResult
+from ..ports import QueueRow
+from ..session import Session
+from ..session.bulk import write_entries
+from ..session.keys import decide_key
+from ..session.point import set_value
+from ..session.reads import known_types, live_keys
+from ..temporal import iso, parse_instant
+
+
+class _StepWriter:
+    """What an extraction step may do to memory (``extraction.pipeline.StepTool``), as the run
+    that extracts: the caller's identity, in the transcript's session, attributed to the model."""
+
+    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
+        self.session, self.identity, self.origin = session, identity, origin
+
+    def list(self, *, scope: str | Scope = Scope.USER) -> list[FactVersion]:
+        return live_keys(self.session, self.identity.namespace(scope), None, None)
+
+    def delete(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
+        return decide_key(self.session, self.identity, key, scope, decide_delete, "delete")
+
+    def set(self, key: str, value: Any, *, scope: str | Scope = Scope.USER, **options: Any) -> WriteResult:
+        return set_value(self.session, self.identity, self.origin, key, value, scope=scope, dry_run=False, **options)
+
+    def bulk_set(self, entries: Sequence[dict[str, Any]], *, scope: str | Scope = Scope.USER, dry_run: bool = False):
+        provenance = Provenance.of(self.identity, self.origin)
+        return write_entries(self.session, self.identity.namespace(scope), entries, provenance, dry_run=dry_run)
+
+    def known_types(self, subject: str) -> list[str]:
+        return known_types(self.session, self.identity, subject)
+
+
+class ExtractionService:
+    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
+        self.session, self.identity, self.origin = session, identity, origin
+
+    def set_from_messages(
+        self,
+        messages: Sequence[dict[str, Any]],
+        *,
+        session: str | None,
+        session_date: datetime | str | None,
+        scope: str | Scope,
+        steps: Sequence[str] | None,
+        extractor: Extractor | None,
+        compaction_generation: int | None,
+        dry_run: bool,
+    ) -> ExtractionResult:
+        settings = self.session.extraction
+        identity = self.identity
+        session = session or identity.session or "session"
+        turns = parse_messages(messages, session=session)
+        chosen = resolve_steps(steps, settings.steps)
+        extractor = extractor or settings.extractor
+        namespace = identity.namespace(scope)  # refuse a missing grant before any work
+        origin = self.origin if self.origin != "memory.api" else "memory.set_from_messages"
+        writer = _StepWriter(self.session, dataclasses.replace(identity, session=session, model=extractor.name), origin)
+        state = ExtractionState(
+            turns, session, parse_instant(session_date, "session_date"), compaction_generation=compaction_generation
+        )
+        run_steps(state, StepContext(writer, extractor, namespace.scope, dry_run), chosen)
+        written = state.written.written if state.written else ()
+        fact_keys = tuple(sorted({r.key for r in written if not r.key.startswith(("evidence:", "chunk:"))}))
+        evidence = len({r.key for r in written if r.key.startswith("evidence:")})
+        extracted = len(state.facts) + sum(len(v) for v in state.dropped.values())
+        return ExtractionResult(
+            session,
+            extractor.name,
+            tuple(n for n, _ in chosen),
+            extracted,
+            fact_keys,
+            {k: tuple(v) for k, v in state.dropped.items()},
+            tuple(state.forgotten),
+            evidence,
+            dry_run,
+            state.usage,
+            tuple(state.notes),
+        )
+
+    def enqueue_extraction(
+        self,
+        messages: Sequence[dict[str, Any]],
+        *,
+        session: str | None,
+        session_date: datetime | str | None,
+        scope: str | Scope,
+        max_attempts: int,
+    ) -> str:
+        identity = self.identity
+        namespace = identity.namespace(scope)
+        session = session or identity.session or "session"
+        parse_messages(messages, session=session)  # refuse a bad transcript now, not in the worker
+        when = parse_instant(session_date, "session_date")
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or not 1 <= max_attempts <= 50:
+            raise InvalidInput("max_attempts must be an integer from 1 to 50", field="max_attempts")
+        queue_id = "xq-" + self.session.new_id()[:16]
+        payload = {
+            "messages": list(messages),
+            "session": session,
+            "session_date": iso(when),
+            "identity": identity_fields(identity),
+        }
+        self.session.queue.enqueue(
+            queue_id,
+            namespace,
+            identity.actor,
+            "extract",
+            payload,
+            self.session.clock.now(),
+            max_attempts=max_attempts,
+        )
+        return queue_id
+
+    def extraction_status(self, queue_ids: Sequence[str] | None, *, scope: str | Scope) -> list[dict[str, Any]]:
+        rows = self.session.queue.queue_rows(self.identity.namespace(scope), self.identity.actor, queue_ids)
+        return [r.to_dict() for r in rows]
+
+    def extraction_queue_status(self, *, scope: str | Scope) -> dict[str, int]:
+        return self.session.queue.queue_counts(self.identity.namespace(scope))
+
+    def retry_extraction(self, queue_ids: Sequence[str] | None, *, scope: str | Scope) -> list[str]:
+        return self.session.queue.retry_failed(
+            self.identity.namespace(scope), self.identity.actor, queue_ids, self.session.clock.now()
+        )
+
+
+Handler = Callable[[Session, QueueRow], dict[str, Any]]
+
+
+def run_extract_job(session: Session, row: QueueRow) -> dict[str, Any]:
+    body = row.payload
+    tool = ExtractionService(session, identity_from(body["identity"]), "worker:extraction")
+    result = tool.set_from_messages(
+        body["messages"],
+        session=body["session"],
+        session_date=body["session_date"],
+        scope=row.namespace.scope,
+        steps=None,
+        extractor=None,
+        compaction_generation=None,
+        dry_run=False,
+    )
+    return result.to_dict()
+
+
+def run_harvest_job(session: Session, row: QueueRow) -> dict[str, Any]:
+    """Consolidate one banked span: extract the whole batch, place, write durable facts."""
+    body = row.payload
+    tool = ExtractionService(session, identity_from(body["identity"]), "worker:consolidation")
+    result = tool.set_from_messages(
+        body["messages"],
+        session=body["session"],
+        session_date=None,
+        scope=row.namespace.scope,
+        steps=CONSOLIDATION_STEPS,
+        extractor=None,
+        compaction_generation=body["generation"],
+        dry_run=False,
+    )
+    return {**result.to_dict(), "boundary": body["boundary"]}
+
+
+HANDLERS: dict[str, Handler] = {"extract": run_extract_job, "harvest": run_harvest_job}
+
+
+class ExtractionWorker:
+    """Runs the queue of a home (``Memory.run_extraction_queue``) and banks harvested spans."""
+
+    def __init__(self, session: Session, handlers: dict[str, Handler] | None = None) -> None:
+        self.session = session
+        self.handlers = handlers or HANDLERS
+
+    def bank_harvest(self, identity: Identity, payload: dict[str, Any], *, capacity: int) -> bool:
+        session = self.session
+        queue_id = "hv-" + session.new_id()[:16]
+        namespace = identity.namespace(Scope.USER)
+        return session.queue.enqueue(
+            queue_id, namespace, identity.actor, "harvest", payload, session.clock.now(), capacity=capacity
+        )
+
+    def run(self, *, worker: str, limit: int, lease_s: float, kinds: Sequence[str]) -> dict[str, int]:
+        """Lease up to ``limit`` due jobs and run each; returns counts by outcome."""
+        queue, clock = self.session.queue, self.session.clock
+        counts = {"done": 0, "failed": 0, "waiting": 0, "lease_lost": 0, "claimed": 0}
+        for row in queue.claim(worker, clock.now(), lease_s=lease_s, limit=limit, kinds=kinds):
+            counts["claimed"] += 1
+            try:
+                result = self.handlers[row.kind](self.session, row)
+            except LLMUnavailable as exc:
+                kept = queue.fail(row.queue_id, worker, clock.now(), exc.message, spent=exc.reached)
+                outcome = "waiting"
+            except (LLMRefused, LLMMalformed, InvalidInput) as exc:
+                error = f"{exc.code}: {exc.message}"
+                kept = queue.fail(row.queue_id, worker, clock.now(), error, spent=True, permanent=True)
+                outcome = "failed"
+            except MemcoreError as exc:
+                kept = queue.fail(row.queue_id, worker, clock.now(), f"{exc.code}: {exc.message}", spent=True)
+                outcome = "waiting"
+            else:
+                kept = queue.complete(row.queue_id, worker, clock.now(), result)
+                outcome = "done"
+            counts[outcome if kept else "lease_lost"] += 1
+        return counts

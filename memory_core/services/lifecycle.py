@@ -1,0 +1,137 @@
+"""The lifecycle ops of the Memory tool: delete, restore, lock, pin, promote, demote, reject,
+delete_version, redact, snapshot / restore_snapshot and rollback. Each decides with a pure
+function (``lifecycle.flags``, ``lifecycle.history``) and commits its rows with one audit row."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..audit import audit_entry
+from ..errors import InvalidInput
+from ..identity import Identity, Scope
+from ..lifecycle.flags import Decision, KeyOp, decide_delete, decide_delete_version, decide_flag, decide_restore
+from ..lifecycle.history import (
+    REDACTED_JSON,
+    check_payload,
+    plan_rollback,
+    redaction_targets,
+    snapshot_payload,
+    snapshot_rows,
+)
+from ..model import Op, Provenance, WriteResult
+from ..ports import KeyChange
+from ..session import Commit, Session
+from ..session.bulk import run_bulk
+from ..session.keys import decide_key, key_op
+from ..temporal import parse_instant
+from ..values import content_sha256
+from ..write.settle import entry_request
+
+
+class LifecycleService:
+    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
+        self.session, self.identity, self.origin = session, identity, origin
+
+    def flag(self, key: str, *, scope: str | Scope, kind: Op) -> WriteResult:
+        """lock, unlock, pin, unpin, promote, demote, reject."""
+        return decide_key(self.session, self.identity, key, scope, lambda op: decide_flag(op, kind), kind.value)
+
+    def delete(self, key: str, *, scope: str | Scope) -> WriteResult:
+        return decide_key(self.session, self.identity, key, scope, decide_delete, "delete")
+
+    def delete_version(self, key: str, version: int, *, scope: str | Scope) -> WriteResult:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise InvalidInput("version must be a positive integer (the version a read returned)", field="version")
+        decide = lambda op: decide_delete_version(op, version)  # noqa: E731
+        return decide_key(self.session, self.identity, key, scope, decide, "delete_version")
+
+    def restore(self, key: str, *, scope: str | Scope) -> WriteResult:
+        history = self.session.versions.history
+
+        def decide(op: KeyOp) -> Decision:
+            return decide_restore(op, history(op.namespace, op.key))
+
+        return decide_key(self.session, self.identity, key, scope, decide, "restore")
+
+    def redact(self, key: str, version_id: str, *, scope: str | Scope) -> WriteResult:
+        session = self.session
+        with session.locked():
+            op = key_op(session, self.identity, key, scope)
+            targets = redaction_targets(session.versions.history(op.namespace, op.key), version_id)
+            audit = audit_entry(op.namespace, op.key, "redact", targets, None, op.actor, op.created_at)
+            session.redact(tuple(targets), REDACTED_JSON, content_sha256(REDACTED_JSON), audit)
+        return WriteResult("redacted", op.key, (), {"versions_redacted": len(targets)})
+
+    def snapshot(self, *, scope: str | Scope) -> dict[str, Any]:
+        namespace = self.identity.namespace(scope)
+        now = self.session.clock.now()
+        rows = snapshot_rows(self.session.versions.namespace_states(namespace), now)
+        return snapshot_payload(self.session.new_id(), now, namespace.tenant, namespace.scope.value, rows)
+
+    def restore_snapshot(self, payload: Any, *, scope: str | Scope) -> WriteResult:
+        rows = check_payload(payload)
+        namespace = self.identity.namespace(scope)
+        session = self.session
+        if session.versions.snapshot_restored(payload["snapshot_id"], namespace):
+            return WriteResult("already_restored", "*", ())
+        now, provenance = session.clock.now(), Provenance.of(self.identity, self.origin)
+        entries = [
+            {
+                "key": r["key"],
+                "value": r["value"],
+                "kind": r["kind"],
+                "memory_type": r["memory_type"],
+                "valid_at": r["valid_at"],
+                "invalid_at": r["invalid_at"],
+                "observed_at": r["observed_at"],
+                "subject": r["subject"],
+                "context": r["context"],
+                "sensitivity": r["sensitivity"],
+                "pin": r["pinned"],
+                "proposed": r["status"] == "proposed",
+                "confidence": r["confidence"],
+                "on_expire": r["on_expire"],
+            }
+            for r in rows
+        ]
+        requests = [entry_request(namespace, i, e, provenance, now) for i, e in enumerate(entries)]
+        result = run_bulk(
+            session,
+            requests,
+            check_cap=0,
+            operation="restore_snapshot",
+            snapshot=(payload["snapshot_id"], len(rows)),
+        )
+        return WriteResult(
+            "restored", "*", result.written, {"keys": len(rows), "skipped_unchanged": len(result.skipped_unchanged)}
+        )
+
+    def rollback(self, to: datetime | str, *, scope: str | Scope, apply: bool) -> dict[str, Any]:
+        instant = parse_instant(to, "to")
+        if instant is None:
+            raise InvalidInput("rollback needs the instant to roll back to", field="to")
+        session = self.session
+        namespace = self.identity.namespace(scope)
+        actor = self.identity.actor
+        with session.locked():
+            now = session.clock.now()
+            then = session.versions.states_known_at(namespace, instant)
+            current = session.versions.namespace_states(namespace)
+            steps = [
+                plan_rollback(
+                    KeyOp(namespace, key, tuple(current.get(key, ())), actor, now, session.new_id), then.get(key, ())
+                )
+                for key in sorted(set(current) | set(then))
+            ]
+            changed = [s for s in steps if s.rows]
+            if apply and changed:
+                rows = [r for s in changed for r in s.rows]
+                audit = audit_entry(namespace, "*", "rollback", rows, None, actor, max(r.created_at for r in rows))
+                session.commit(Commit(tuple(KeyChange(namespace, s.key, s.rows) for s in changed), (audit,)))
+        return {
+            "to": instant.isoformat(),
+            "applied": bool(apply and changed),
+            "steps": [s.to_dict() for s in steps if s.action != "unchanged"],
+            "unchanged": sum(1 for s in steps if s.action == "unchanged"),
+        }

@@ -1,0 +1,275 @@
+"""The session: the ports one process holds on a memory home, and the one commit every write goes
+through.
+
+**The lock rule.** A write holds ``session.locked()`` from its first read of the rows it decides
+on until its commit returns. ``commit`` itself takes the lock too (it is re-entrant), and under
+it does, in this order: the graph follow (read, decided by pure functions, carried as data), the
+transaction (version rows, graph writes, audit rows; all or nothing), and the index's part:
+queuing the changed states (or, for a batch, writing them with its staged rows) and the peer
+vectors. So the index queue and the peer cache always follow the log in commit order. Reads that
+need the index to be current (a search) flush the queue themselves; the index write of a point
+write happens there, or when the queue grows long, never inside the transaction. ``redact`` (the
+one edit of the log in place) follows the same rule.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, ContextManager, Mapping
+
+import numpy as np
+
+from ..audit import AuditEntry
+from ..errors import InvalidInput
+from ..extraction.pipeline import ExtractionSettings
+from ..extraction.rules import RuleExtractor
+from ..identity import Namespace
+from ..lifecycle.expiry import is_anonymized
+from ..model import VISIBLE_STATUSES, FactVersion, Kind
+from ..ports import (
+    Clock,
+    Embedder,
+    IdFactory,
+    IndexSink,
+    KeyChange,
+    NewRows,
+    SearchIndex,
+    SqlDatabases,
+    StagedRows,
+    Store,
+    WriteBatch,
+)
+from ..texts import value_text
+from ..vectors import stack_rows
+from ..write.peers import PeerVectors
+from ..write.tenant_config import WriteConfig, config_from_stored
+from .graph import follow_graph
+
+IndexPorts = tuple[IndexSink, SearchIndex]
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One write, decided: the rows it appends by key, its audit rows, and what the index and the
+    peer cache gain (vectors the write already computed, by fact id).
+
+    A batch also gives ``staged`` (its fresh entries as columns), ``before_commit`` (waited on
+    inside the transaction: if it raises nothing is written), ``landed`` (its vectors, known once
+    a worker finished them beside the insert) and ``new_rows`` (the index rows of the staged
+    facts): its index write happens in the commit (``flush``), beside the work ``new_rows``
+    carries."""
+
+    changes: tuple[KeyChange, ...]
+    audits: tuple[AuditEntry, ...]
+    index_vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
+    peer_vectors: Mapping[str, np.ndarray] = field(default_factory=dict)
+    landed: Callable[[], tuple[Mapping[str, np.ndarray], Mapping[str, np.ndarray]]] | None = None
+    snapshot: tuple[str, int] | None = None
+    staged: StagedRows | None = None
+    before_commit: Callable[[], None] | None = None
+    new_rows: NewRows | None = None
+    flush: bool = False
+
+    @property
+    def rows(self) -> tuple[FactVersion, ...]:
+        return tuple(r for c in self.changes for r in c.rows)
+
+
+class Session:
+    """The ports of one open home. Built by ``Memory.open``; services get it, never a ``Memory``."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        new_id: IdFactory,
+        embedder: Embedder | None = None,
+        *,
+        open_index: Callable[[Session], IndexPorts] | None = None,
+        open_sql: Callable[[], SqlDatabases] | None = None,
+        extraction: ExtractionSettings | None = None,
+    ) -> None:
+        self.store = store
+        self.versions = store.versions
+        self.graph = store.graph
+        self.queue = store.queue
+        self.ledger = store.ledger
+        self.settings = store.settings
+        self.projections = store.projections
+        self.inspection = store.inspection
+        self.clock = clock
+        self.new_id = new_id
+        self.embedder = embedder
+        self.extraction = extraction or ExtractionSettings(RuleExtractor())
+        self._open_index = open_index
+        self._open_sql = open_sql
+        self._index: IndexPorts | None = None
+        self._sql: SqlDatabases | None = None
+        self._peers: PeerVectors | None = None
+        self._configs: dict[str, WriteConfig] = {}
+        # Members built on first use are built once, whichever thread asks first.
+        self._building = threading.Lock()
+
+    # -- members built on first use ----------------------------------------------------------
+
+    @property
+    def has_index(self) -> bool:
+        return self.embedder is not None and self._open_index is not None
+
+    def _index_ports(self) -> IndexPorts:
+        if not self.has_index:
+            raise InvalidInput(
+                "this memory was opened without an embedder, so it has no retrieval index; "
+                "open it with embedder='static' (or minilm, openai, hashing)"
+            )
+        if self._index is None:
+            with self._building:
+                if self._index is None:
+                    self._index = self._open_index(self)
+        return self._index
+
+    @property
+    def index(self) -> IndexSink | None:
+        """The retrieval index's sink; None for a home opened without an embedder."""
+        return self._index_ports()[0] if self.has_index else None
+
+    def require_index(self) -> IndexSink:
+        """The retrieval index's sink, or the typed refusal of a home opened without an embedder."""
+        return self._index_ports()[0]
+
+    @property
+    def search_index(self) -> SearchIndex:
+        return self._index_ports()[1]
+
+    @property
+    def built_index(self) -> IndexSink | None:
+        """The sink if something already used it (closing need not open an index to flush nothing)."""
+        return self._index[0] if self._index is not None else None
+
+    @property
+    def sql(self) -> SqlDatabases:
+        if self._sql is None:
+            with self._building:
+                if self._sql is None:
+                    if self._open_sql is None:
+                        raise InvalidInput("this memory has no SQL memory")
+                    self._sql = self._open_sql()
+        return self._sql
+
+    @property
+    def built_sql(self) -> SqlDatabases | None:
+        return self._sql
+
+    @property
+    def peers(self) -> PeerVectors | None:
+        """The value vectors a peer check compares with (None without an embedder)."""
+        if self.embedder is None:
+            return None
+        if self._peers is None:
+            with self._building:
+                if self._peers is None:
+                    self._peers = PeerVectors(self.embedder.dim, self._load_peer_vectors)
+        return self._peers
+
+    def _load_peer_vectors(self, ns: Namespace) -> dict[str, tuple[str, Any]]:
+        """The value vectors of a namespace's facts that can be peers, embedded once per process
+        (later writes keep them current). Values only: a peer lives under another key."""
+        facts = [
+            s
+            for states in self.versions.namespace_states(ns).values()
+            for s in states
+            if s.kind is Kind.FACT and self.indexable(s)
+        ]
+        out: dict[str, tuple[str, Any]] = {}
+        for start in range(0, len(facts), 4096):
+            chunk = facts[start : start + 4096]
+            vectors = self.embedder.embed([value_text(s.value) for s in chunk])
+            out.update({s.fact_id: (s.key, v) for s, v in zip(chunk, vectors)})
+        return out
+
+    def forget_peers(self) -> None:
+        if self._peers is not None:
+            self._peers.clear()
+
+    # -- tenant write settings -----------------------------------------------------------------
+
+    def write_config(self, tenant: str) -> WriteConfig:
+        found = self._configs.get(tenant)
+        if found is None:
+            found = self._configs[tenant] = config_from_stored(self.settings.write_configs(tenant))
+        return found
+
+    def forget_config(self, tenant: str) -> None:
+        self._configs.pop(tenant, None)
+
+    def single_valued(self, tenant: str) -> frozenset[str]:
+        return frozenset(self.write_config(tenant).tenant.single_valued)
+
+    def indexable(self, state: FactVersion) -> bool:
+        """Does the index serve this state? Visible, not high, of an embedded type, not an anonymized shell."""
+        if state.status.value not in VISIBLE_STATUSES or state.sensitivity == "high" or is_anonymized(state):
+            return False
+        return self.write_config(state.tenant).embedded(state.memory_type)
+
+    def calibration(self) -> float | None:
+        """The embedder's own conflict threshold, when it declares one."""
+        return getattr(self.embedder, "conflict_threshold", None)
+
+    # -- the one commit ------------------------------------------------------------------------
+
+    def locked(self) -> ContextManager[None]:
+        return self.versions.locked()
+
+    def commit(self, write: Commit) -> tuple[FactVersion, ...]:
+        """Apply one decided write (see the module's lock rule). Answers the rows it appended."""
+        rows = write.rows
+        with self.versions.locked():
+            # Opened before the transaction: an index that cannot be opened (another embedder's)
+            # refuses the write, and an index opened now starts its watermark before these rows.
+            index = self.index
+            graph = follow_graph(self, rows)
+            self.versions.apply(
+                WriteBatch(write.changes, write.audits, graph),
+                snapshot=write.snapshot,
+                before_commit=write.before_commit,
+                staged=write.staged,
+            )
+            index_vectors, peer_vectors = write.landed() if write.landed else (write.index_vectors, write.peer_vectors)
+            if index is not None:
+                index.enqueue(rows, index_vectors, hold=write.flush)
+                if write.flush:
+                    index.flush(write.new_rows)
+            elif write.new_rows is not None:
+                write.new_rows.done()
+            self._keep_peers(rows, peer_vectors, write.new_rows)
+        return rows
+
+    def redact(self, rows: tuple[FactVersion, ...], value_json: str, content_sha256: str, audit: AuditEntry) -> None:
+        """The one write that is not an append: overwrite these rows' value in the log, and make the
+        index and the peer cache forget them (under the lock, as a commit)."""
+        with self.versions.locked():
+            self.versions.redact(rows, value_json, content_sha256, audit)
+            index = self.index
+            if index is not None:
+                index.forget(sorted({r.fact_id for r in rows}))
+                self.forget_peers()
+
+    def _keep_peers(
+        self, rows: tuple[FactVersion, ...], vectors: Mapping[str, np.ndarray], new_rows: NewRows | None
+    ) -> None:
+        peers = self.peers
+        if peers is None:
+            return
+        if vectors:
+            by_fact = {r.fact_id: r for r in rows}
+            by_ns: dict[tuple[str, str, str], list[str]] = {}
+            for fact_id in vectors:
+                row = by_fact[fact_id]
+                by_ns.setdefault((row.tenant, row.scope, row.owner_id), []).append(fact_id)
+            for ns, fact_ids in by_ns.items():
+                keys = [by_fact[f].key for f in fact_ids]
+                peers.put_rows(Namespace(*ns), fact_ids, keys, stack_rows(vectors, fact_ids, peers.dim))
+        if new_rows is not None and new_rows.peers is not None:
+            ns, fact_ids, keys, matrix = new_rows.peers()
+            peers.put_rows(ns, fact_ids, keys, matrix)

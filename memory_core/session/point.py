@@ -1,0 +1,165 @@
+"""The point write: runs the phases over one request state, then commits the result. Only
+``run_set`` reads the store and commits; every decision in between is pure (``write.phases``,
+``write.verdicts``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, Sequence
+
+import numpy as np
+
+from ..audit import audit_entry
+from ..errors import EmbedderUnavailable
+from ..identity import Identity, Namespace, Scope
+from ..model import FactVersion, Kind, Provenance, WriteResult
+from ..ports import Embedder, KeyChange
+from ..texts import texts_to_embed, value_text
+from ..write import phases
+from ..write.outcome import FactLookup, HeadVersion, result_verdict, verdict_rows, write_details
+from ..write.request import SetRequest, SetState
+from ..write.settle import make_request
+from ..write.tenant_config import resolve_threshold
+from ..write.verdicts import Peer
+from .core import Commit
+from .reads import place_fact
+
+if TYPE_CHECKING:
+    from .core import Session
+
+PEER_READ_LIMIT = 16
+
+
+def _store_lookups(session: Session, ns: Namespace) -> tuple[FactLookup, HeadVersion]:
+    def head_version(key: str) -> int:
+        head = session.versions.head(ns, key)
+        return head.version if head else 0
+
+    return (lambda key, fact_id: session.versions.fact_state(ns, key, fact_id)), head_version
+
+
+def gather_peers(session: Session, state: SetState, vector: np.ndarray, floor: float) -> list[Peer]:
+    r = state.request
+    out = []
+    for fact_id, key, cosine in session.peers.nearest(r.namespace, vector[None, :], floor, PEER_READ_LIMIT)[0]:
+        fact = session.versions.fact_state(r.namespace, key, fact_id)
+        if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
+            out.append(
+                Peer(fact.fact_id, fact.key, value_text(fact.value), cosine, fact.valid_at, fact.pinned, fact.locked)
+            )
+    return out
+
+
+def embed_texts(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """The write embeds before it inserts: an embedder failure fails the call and writes nothing."""
+    return _embedding(lambda: np.asarray(embedder.embed(list(texts)), dtype=np.float32))
+
+
+def _embedding(call):
+    try:
+        return call()
+    except EmbedderUnavailable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any adapter failure is the same answer to the caller
+        raise EmbedderUnavailable(f"the embedder failed ({type(exc).__name__}: {exc}); nothing was written") from exc
+
+
+def embed_pairs(embedder: Embedder, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
+    """Index and peer vectors for (index text, value text) pairs, in one embedder call; a pair
+    whose two texts are the same (a key without words) is embedded once."""
+    if hasattr(embedder, "embed_pairs"):  # the static embedder shares the value's sums with its index text
+        return _embedding(lambda: embedder.embed_pairs(list(pairs)))
+    texts: list[str] = []
+    index_rows, value_rows = [], []
+    for index_text_, value_text_ in pairs:
+        index_rows.append(len(texts))
+        texts.append(index_text_)
+        if value_text_ != index_text_:
+            texts.append(value_text_)
+        value_rows.append(len(texts) - 1)
+    matrix = embed_texts(embedder, texts)
+    return matrix[index_rows], matrix[value_rows]
+
+
+def run_set(session: Session, request: SetRequest) -> WriteResult:
+    state = phases.resolve_type(SetState(request, session.write_config(request.namespace.tenant)))
+    embedder = session.embedder
+    with session.locked():
+        state = phases.fetch_live(state, session.versions.fact_states(request.namespace, request.key))
+        state = phases.guard(state)
+        state = phases.expiry(state)
+        state = phases.prepare(state)
+        state = phases.preconditions(state)
+        state = phases.build_rows(state, session.new_id)
+        vector = peer_vector = None
+        peer_check = "not_embedded"
+        if phases.embedded(state) and embedder is not None:
+            index_vectors, peer_vectors = embed_pairs(embedder, [texts_to_embed(request.key, request.value)])
+            vector, peer_vector = index_vectors[0], peer_vectors[0]
+            peer_check = "skipped"
+            if phases.needs_peer_check(state) and session.peers is not None:
+                calibration = session.calibration()
+                floor = resolve_threshold(state.type_config, state.config.tenant, calibration).value
+                state = phases.peer_verdict(state, gather_peers(session, state, peer_vector, floor), calibration)
+                state = verdict_rows(state, *_store_lookups(session, request.namespace), session.new_id)
+                peer_check = "checked"
+        elif phases.embedded(state):
+            peer_check = "no_embedder"
+        details = write_details(state, peer_check)
+        if request.dry_run:
+            return WriteResult(result_verdict(state), request.key, (), {**details, "dry_run": True})
+        changes = [KeyChange(request.namespace, request.key, state.rows)] if state.rows else []
+        by_key: dict[str, list[FactVersion]] = {}
+        for row in state.peer_rows:
+            by_key.setdefault(row.key, []).append(row)
+        changes += [KeyChange(request.namespace, key, tuple(rows)) for key, rows in by_key.items()]
+        written = (*state.rows, *state.peer_rows)
+        if written:
+            op = "set" if state.rows else f"set:{state.verdict.kind}"
+            audit = audit_entry(
+                request.namespace,
+                request.key,
+                op,
+                written,
+                state.content_sha256,
+                request.provenance.actor,
+                state.created_at,
+            )
+            # The key's last row holds the request's value (a new fact or a restatement): its vectors are known.
+            fact_id = state.rows[-1].fact_id if vector is not None and state.rows else None
+            session.commit(
+                Commit(
+                    tuple(changes),
+                    (audit,),
+                    index_vectors={fact_id: vector} if fact_id else {},
+                    peer_vectors={fact_id: peer_vector} if fact_id and state.rows[-1].kind is Kind.FACT else {},
+                )
+            )
+    return WriteResult(result_verdict(state), request.key, tuple(written), details)
+
+
+def set_value(
+    session: Session,
+    identity: Identity,
+    origin: str,
+    key: Any,
+    value: Any,
+    *,
+    scope: str | Scope,
+    dry_run: bool,
+    **options: Any,
+) -> WriteResult:
+    """``set`` as a run states it: ``scope="auto"`` places the fact by the tenant's ontology (the
+    row and its graph facts go to the decided scope in one transaction, and
+    ``details["placement"]`` says where and why)."""
+    placed = None
+    if isinstance(scope, str) and scope == "auto":
+        placed = place_fact(session, identity, options.get("subject"), options.get("subject_type"))
+        scope = placed.scope
+    namespace = identity.namespace(scope)
+    provenance = Provenance.of(identity, origin)
+    request = make_request(namespace, key, value, provenance, session.clock.now(), dry_run=dry_run, **options)
+    result = run_set(session, request)
+    if placed is not None:
+        result = dataclasses.replace(result, details={**result.details, "placement": placed.to_dict()})
+    return result

@@ -1,0 +1,50 @@
+"""One action on a pair of rows (a conflict resolver's or a reviewer's), committed: the rows,
+one hash-only audit row, and one resolver record."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ..audit import audit_entry
+from ..identity import Namespace
+from ..model import FactVersion
+from ..ports import KeyChange
+from ..resolver.actions import pair_rows, resolution_record
+from ..resolver.fold import Action
+from .core import Commit
+
+if TYPE_CHECKING:
+    from .core import Session
+
+
+def apply_pair(
+    session: Session,
+    ns: Namespace,
+    row: FactVersion,
+    peer: FactVersion,
+    action: Action,
+    actor: str,
+    verdict: str,
+    confidence: float,
+    judge: str,
+    now: datetime,
+    reason: str = "",
+) -> list[FactVersion]:
+    """The caller holds the session's lock and has re-read both rows."""
+
+    def head_version(key: str) -> int:
+        head = session.versions.head(ns, key)
+        return head.version if head else 0
+
+    rows = pair_rows(head_version, row, peer, action, now, session.new_id(), actor)
+    if not rows:
+        return []
+    audit = audit_entry(ns, row.key, "conflict_resolver", rows, None, actor, now)
+    by_key: dict[str, list[FactVersion]] = {}
+    for r in rows:
+        by_key.setdefault(r.key, []).append(r)
+    session.commit(Commit(tuple(KeyChange(ns, k, tuple(v)) for k, v in by_key.items()), (audit,)))
+    record = resolution_record(session.new_id(), row, peer, action, verdict, confidence, judge, now, reason)
+    session.ledger.record_resolution(record)
+    return rows
