@@ -34,6 +34,7 @@ test: $(STAMP) chromium lint
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 # Headless Chromium for the notebook checks: Debian's package, installed when missing and possible.
 chromium:

@@ -4,23 +4,15 @@ import dagster as dg
 
 from .documents import guide_documents
 from .evals import coref_mcnemar, extraction_observation_recall, locomo_recall, resolver_calibration
-from .extraction import extraction_job, extraction_queue_drain, extraction_queue_sensor, nightly_consolidation
-from .maintenance import (
-    SCHEDULES,
-    expiry_sweep,
-    expiry_sweep_job,
-    index_maintenance,
-    index_maintenance_job,
-    projection_repair,
-    projection_repair_job,
-    resolver_job,
-    resolver_pass,
-)
+from .extraction import extraction_queue_drain
+from .jobs import JOBS
+from .maintenance import expiry_sweep, index_maintenance, projection_repair, resolver_pass
 from .placement import placed_facts, placement_as_constructed, placement_corpus
 from .resolver import resolver_demo_statements
 from .resources import EmbedderResource, LLMResource, MemoryHomeResource
 from .retrieval import index_agrees_with_heads, retrieval_index
-from .tenants import tenant_partitions_sensor, tenant_report, tenant_report_job
+from .schedules import SCHEDULES, extraction_queue_sensor, tenant_partitions_sensor
+from .tenants import tenant_report
 from .timeline import (
     audit_chain_verifies,
     every_table_classified,
@@ -62,29 +54,11 @@ CHECKS = [
     every_table_classified,
 ]
 
-# Maintenance runs on its schedules, not as a step of the pipeline.
-main_job = dg.define_asset_job(
-    "main",
-    selection=dg.AssetSelection.all()
-    - dg.AssetSelection.groups("maintenance")
-    - dg.AssetSelection.assets(tenant_report),
-    description="The main pipeline, end to end, on the embedded default.",
-    executor_def=dg.in_process_executor,
-)
-
 defs = dg.Definitions(
     assets=ASSETS,
     asset_checks=CHECKS,
-    jobs=[
-        main_job,
-        expiry_sweep_job,
-        index_maintenance_job,
-        extraction_job,
-        resolver_job,
-        projection_repair_job,
-        tenant_report_job,
-    ],
-    schedules=[*SCHEDULES, nightly_consolidation],
+    jobs=list(JOBS),
+    schedules=list(SCHEDULES),
     sensors=[extraction_queue_sensor, tenant_partitions_sensor],
     resources={"memory_home": MemoryHomeResource(), "embedder": EmbedderResource(), "llm": LLMResource()},
 )

@@ -1,4 +1,5 @@
-"""Evaluation assets: LoCoMo recall@k, stored in DuckDB and written as a Markdown report with a plot."""
+"""Evaluation assets: each runs a suite of the one registry ``memcore eval`` uses
+(``memory_core.cli.suites``) and publishes its figures; LoCoMo's table is also kept in DuckDB."""
 
 from pathlib import Path
 
@@ -6,10 +7,23 @@ import dagster as dg
 import duckdb
 
 from corpora.locomo import LocomoNotFound
-from evals.locomo_cli import evaluate, parse_specs
+from memory_core.cli.suites import EvalRequest, eval_suites
 from memory_core.environment import shared_root
 
 from .resources import EmbedderResource, MemoryHomeResource
+
+
+def _run_suite(name: str, memory_home: MemoryHomeResource, context: dg.AssetExecutionContext, **options) -> dict:
+    request = EvalRequest(
+        data=options.pop("data", None),
+        shared=shared_root(),
+        out=memory_home.path / "reports" / name,
+        models=memory_home.path / "models",
+        progress=context.log.info,
+        **options,
+    )
+    doc, _ = eval_suites()[name].run(request)
+    return doc
 
 
 class LocomoConfig(dg.Config):
@@ -24,14 +38,8 @@ def locomo_recall(
 ) -> dg.MaterializeResult:
     out = memory_home.path / "reports" / "locomo"
     try:
-        doc = evaluate(
-            config.data or None,
-            shared_root(),
-            out,
-            memory_home.path / "models",
-            parse_specs(config.runs),
-            config.limit or None,
-            progress=context.log.info,
+        doc = _run_suite(
+            "locomo", memory_home, context, data=config.data or None, runs=config.runs, limit=config.limit or None
         )
     except LocomoNotFound as exc:
         context.log.warning(f"skipped: {exc}. Set the asset's `data` config or MEMCORE_SHARED to run it.")
@@ -71,9 +79,9 @@ def locomo_recall(
     "a synthetic set): accuracy with bootstrap intervals and McNemar's exact test.",
 )
 def coref_mcnemar(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
-    from evals.coref import run, table_markdown
+    from evals.coref import table_markdown
 
-    doc = run(None, shared_root(), memory_home.path / "reports" / "coref", progress=context.log.info)
+    doc = _run_suite("coref", memory_home, context)
     tables = doc["tables"]
     headline = tables.get("mudoco:all") or tables["synthetic"]
     return dg.MaterializeResult(
@@ -97,17 +105,10 @@ def coref_mcnemar(context: dg.AssetExecutionContext, memory_home: MemoryHomeReso
 def extraction_observation_recall(
     context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
 ) -> dg.MaterializeResult:
-    from evals.observations import run, table_markdown
+    from evals.observations import table_markdown
 
     try:
-        doc = run(
-            None,
-            shared_root(),
-            memory_home.path / "reports" / "observations",
-            memory_home.path / "models",
-            embedder=embedder.name,
-            progress=context.log.info,
-        )
+        doc = _run_suite("observations", memory_home, context, embedder=embedder.name)
     except LocomoNotFound as exc:
         context.log.warning(f"skipped: {exc}")
         return dg.MaterializeResult(metadata={"skipped": True, "reason": str(exc)})
@@ -130,9 +131,9 @@ def extraction_observation_recall(
     "band, a reliability diagram, thresholds for a target precision.",
 )
 def resolver_calibration(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
-    from evals.resolver_calibration import report_markdown, run, sentences
+    from evals.resolver_calibration import report_markdown, sentences
 
-    doc = run(None, shared_root(), memory_home.path / "reports" / "resolver", progress=context.log.info)
+    doc = _run_suite("resolver", memory_home, context)
     return dg.MaterializeResult(
         metadata={
             "pairs": doc["pairs"],

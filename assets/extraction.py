@@ -1,5 +1,5 @@
 """The extraction group: the deferred extraction and harvest queue, drained by a worker asset that
-a cursor-based sensor launches whenever new work is queued.
+a cursor-based sensor launches whenever new work is queued (``schedules``).
 
 No `from __future__ import annotations` here: Dagster reads config and resource types from
 the live annotations.
@@ -44,33 +44,3 @@ def extraction_queue_drain(
         backlog = memory.store.queue.queue_backlog()
     context.log.info(f"extraction queue: {totals}; backlog {backlog}")
     return dg.MaterializeResult(metadata={**totals, "backlog": dg.MetadataValue.json(backlog)})
-
-
-extraction_job = dg.define_asset_job(
-    "extraction_job", selection=[extraction_queue_drain], executor_def=dg.in_process_executor
-)
-
-
-@dg.sensor(
-    job=extraction_job,
-    minimum_interval_seconds=30,
-    description="Launches the queue drain when jobs were queued since the last look (cursor: the newest job).",
-)
-def extraction_queue_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
-    seen = memory_home.peek(lambda memory: (memory.store.queue.queue_cursor(), memory.store.queue.queue_backlog()))
-    if isinstance(seen, dg.SkipReason):
-        return seen
-    cursor, backlog = seen
-    due = sum(n for k, n in backlog.items() if k.endswith(":pending"))
-    if not cursor or (cursor == context.cursor and not due):
-        return dg.SkipReason("no new extraction work")
-    context.update_cursor(cursor)
-    return dg.RunRequest(run_key=f"extraction-{cursor}", tags={"queue_backlog": str(due)})
-
-
-nightly_consolidation = dg.ScheduleDefinition(
-    name="nightly_consolidation",
-    job=extraction_job,
-    cron_schedule="15 3 * * *",
-    description="Consolidate what the day banked: harvested spans and queued extractions left due.",
-)

@@ -1,4 +1,5 @@
-"""Maintenance: the expiry sweep and the index's repair and optimize, each on a schedule.
+"""Maintenance: the expiry sweep, the index's repair and optimize, the conflict resolver's pass;
+each is run by its own job on a schedule (``jobs``, ``schedules``).
 
 No `from __future__ import annotations` here: Dagster reads resource types from the annotations.
 """
@@ -45,28 +46,6 @@ def index_maintenance(
     )
 
 
-expiry_sweep_job = dg.define_asset_job(
-    "expiry_sweep_job", selection=[expiry_sweep], executor_def=dg.in_process_executor
-)
-index_maintenance_job = dg.define_asset_job(
-    "index_maintenance_job", selection=[index_maintenance], executor_def=dg.in_process_executor
-)
-SCHEDULES = [
-    dg.ScheduleDefinition(
-        name="hourly_expiry_sweep",
-        job=expiry_sweep_job,
-        cron_schedule="5 * * * *",
-        description="Expired facts are hidden at once; the sweep records what becomes of them.",
-    ),
-    dg.ScheduleDefinition(
-        name="nightly_index_maintenance",
-        job=index_maintenance_job,
-        cron_schedule="30 2 * * *",
-        description="Repair failed index writes and optimize the Lance indexes.",
-    ),
-]
-
-
 class ResolverPassConfig(dg.Config):
     floor: float = 0.60  # the resolver floor for the default embedders; the test-only hashing one needs less
     batch: int = 40
@@ -105,9 +84,6 @@ def resolver_pass(
     )
 
 
-resolver_job = dg.define_asset_job("resolver_job", selection=[resolver_pass], executor_def=dg.in_process_executor)
-
-
 @dg.asset(
     group_name="maintenance",
     pool=STORE_POOL,
@@ -120,24 +96,3 @@ def projection_repair(
         waiting = len(memory.store.projections.pending_projection_failures())
         repaired = memory.repair_projections()
     context.add_output_metadata({"waiting": waiting, "repaired": repaired})
-
-
-projection_repair_job = dg.define_asset_job(
-    "projection_repair_job", selection=[projection_repair], executor_def=dg.in_process_executor
-)
-SCHEDULES.append(
-    dg.ScheduleDefinition(
-        name="resolver_every_15_minutes",
-        job=resolver_job,
-        cron_schedule="*/15 * * * *",
-        description="Judge statements written since the last pass against their peers (offline by default).",
-    )
-)
-SCHEDULES.append(
-    dg.ScheduleDefinition(
-        name="projection_repair_every_30_minutes",
-        job=projection_repair_job,
-        cron_schedule="20,50 * * * *",
-        description="Replay failed index writes.",
-    )
-)

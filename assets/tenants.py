@@ -1,5 +1,5 @@
-"""Tenants as dynamic partitions: a per-tenant report (counts and a plot), and the sensor that
-registers each tenant the store holds as a partition and asks for its report.
+"""Tenants as dynamic partitions: a per-tenant report (counts and a plot). The sensor that
+registers each tenant the store holds as a partition is in ``schedules``.
 
 No `from __future__ import annotations` here: Dagster reads resource types from the annotations.
 """
@@ -62,28 +62,4 @@ def tenant_report(context: dg.AssetExecutionContext, memory_home: MemoryHomeReso
             "plot": dg.MetadataValue.md(f"![facts by status](data:image/png;base64,{base64.b64encode(png).decode()})"),
             "plot_path": dg.MetadataValue.path(str(path)),
         }
-    )
-
-
-tenant_report_job = dg.define_asset_job(
-    "tenant_report_job", selection=[tenant_report], executor_def=dg.in_process_executor
-)
-
-
-@dg.sensor(
-    job=tenant_report_job,
-    minimum_interval_seconds=60,
-    description="Registers every tenant of the store as a partition and asks for its report once.",
-)
-def tenant_partitions_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
-    found = memory_home.peek(lambda memory: memory.store.inspection.tenants())
-    if isinstance(found, dg.SkipReason):
-        return found
-    known = set(context.instance.get_dynamic_partitions("tenants"))
-    new = [t for t in found if t not in known]
-    if not new:
-        return dg.SkipReason("no new tenant")
-    return dg.SensorResult(
-        run_requests=[dg.RunRequest(partition_key=t, run_key=f"tenant-{t}") for t in new],
-        dynamic_partitions_requests=[tenants.build_add_request(new)],
     )

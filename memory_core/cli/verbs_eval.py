@@ -1,75 +1,69 @@
-"""``memcore eval SUITE``: run an evaluation from ``evals/`` and write its report."""
+"""``memcore eval SUITE``: run an installed evaluation suite and write its report."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from ..environment import shared_root
-from . import DataNotFound, UsageError
+from ..errors import InvalidInput, MemcoreError
+from .registry import Call, Output, arg, verb
+from .suites import EvalRequest, eval_suites
 
 
-def run_eval(args: argparse.Namespace, home: Path) -> tuple[Any, str, int]:
-    out = Path(args.out) if args.out else home / "reports" / args.suite
-    progress = lambda m: print(m, file=sys.stderr)  # noqa: E731
+class DataNotFound(MemcoreError):
+    status = 404
+    code = "DATA_NOT_FOUND"
+
+
+class UsageError(InvalidInput):
+    status = 400
+    code = "USAGE"
+
+
+@verb(
+    "eval",
+    "run an evaluation and write its report (evals/)",
+    arg("suite", help="the suite: see the evaluation suites installed (locomo, coref, observations, resolver)"),
+    arg("--data", help="the corpus file or folder (default: ../shared/corpora/<locomo|mudoco>)"),
+    arg(
+        "--runs",
+        help="locomo: comma-separated runs: bm25_only, static, minilm, hybrid(static), "
+        "hybrid(minilm), or EMBEDDER:RECIPE (default: all named runs)",
+    ),
+    arg(
+        "--embedder",
+        dest="eval_embedder",
+        default="static",
+        help="observations: the embedder that matches facts to observations (default static)",
+    ),
+    arg("--out", help="report folder (default: <home>/reports/<suite>)"),
+    arg("--limit", type=int, help="only the first N conversations (for a quick look)"),
+    scope=False,
+    identity=False,
+    opens_home=False,
+)
+def eval_(call: Call) -> Output:
+    args, home = call.args, call.home
+    suites = eval_suites()
+    suite = suites.get(args.suite)
+    if suite is None:
+        known = ", ".join(suites) or "none: install the platform (pip install 'memory_core[platform]')"
+        raise UsageError(f"memcore eval: unknown suite {args.suite!r}; installed: {known}")
+    request = EvalRequest(
+        data=args.data,
+        shared=shared_root(),
+        out=Path(args.out) if args.out else home / "reports" / args.suite,
+        models=home / "models",
+        runs=args.runs,
+        embedder=args.eval_embedder,
+        limit=args.limit,
+        progress=lambda message: print(message, file=sys.stderr),
+    )
     try:
-        if args.suite == "coref":
-            from evals.coref import run, table_markdown
-
-            doc = run(args.data, shared_root(), out, limit=args.limit, progress=progress)
-            return doc, table_markdown(doc["tables"]) + f"\nreport: {doc['report']}", 0
-        if args.suite == "resolver":
-            from evals.resolver_calibration import run as run_calibration
-            from evals.resolver_calibration import sentences
-
-            doc = run_calibration(args.data, shared_root(), out, progress=progress)
-            return (
-                doc,
-                "\n".join(
-                    [
-                        *sentences(doc),
-                        f"retire threshold for precision {doc['target_precision']}: "
-                        f"{doc['retire_threshold']}; flag: {doc['flag_threshold']}",
-                        f"report: {doc['report']}",
-                    ]
-                ),
-                0,
-            )
-        if args.suite == "observations":
-            from evals.observations import run as run_observations
-            from evals.observations import table_markdown as observation_table
-
-            doc = run_observations(
-                args.data,
-                shared_root(),
-                out,
-                home / "models",
-                embedder=args.eval_embedder,
-                limit=args.limit,
-                progress=progress,
-            )
-            return (
-                doc,
-                (
-                    f"tau = {doc['calibration']['tau']} ({doc['embedder']})\n"
-                    + observation_table(doc["results"])
-                    + f"\nreport: {doc['report']}"
-                ),
-                0,
-            )
-        from evals.locomo_cli import evaluate, parse_specs
-
-        try:
-            specs = parse_specs(args.runs)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        doc = evaluate(args.data, shared_root(), out, home / "models", specs, args.limit, progress=progress)
+        doc, text = suite.run(request)
     except FileNotFoundError as exc:  # the corpus is not where we looked: say where, and how to point elsewhere
         raise DataNotFound(str(exc)) from None
-    rows = [
-        f"{r['name']:<18} R@5 {r['r@5']:5.1f}  R@10 {r['r@10']:5.1f}  R@25 {r['r@25']:5.1f}  R@50 {r['r@50']:5.1f}"
-        for r in doc["results"]
-    ]
-    return doc, "\n".join(rows + [f"report: {doc['report']}"]), 0
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return doc, text, 0

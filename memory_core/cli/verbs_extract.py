@@ -1,93 +1,65 @@
-"""The extraction and resolver verbs of ``memcore``: extract a transcript now or later, run the
-queue, and run a conflict-resolver pass."""
+"""The extraction and resolver verbs: extract a transcript now or later, its jobs, the queue
+worker, and a conflict-resolver pass."""
 
 from __future__ import annotations
 
-import argparse
 import json
-from typing import Any, Callable
 
-from ..api import Memory, MemoryTool
-from ..errors import InvalidInput
+from .io import counts_line, json_file
+from .registry import Call, Output, arg, verb
 
-EXTRACT_WRITE_VERBS = {"extract", "extract-later", "extraction-retry", "work-queue", "resolve"}
-EXTRACT_READ_VERBS = {"extraction-status"}
-
-
-def add_extract_verbs(op: Callable[..., argparse.ArgumentParser]) -> None:
-    for name, text in (
-        ("extract", "extract durable facts from a transcript now (set_from_messages)"),
-        ("extract-later", "queue a transcript for extraction by a worker"),
-    ):
-        e = op(name, text, key=False)
-        e.add_argument("file", help="a JSON list of {role, content, name?, id?, at?} messages, or - for stdin")
-        e.add_argument("--session", help="the session the transcript belongs to (default: the run's session)")
-        e.add_argument("--session-date", help="when the session took place (dates in it resolve against this)")
-        if name == "extract":
-            e.add_argument("--steps", help="comma-separated step names (default: the standard pipeline)")
-            e.add_argument("--dry-run", action="store_true", help="run every step, write nothing")
-    st = op("extraction-status", "this run's queued extraction jobs, and the scope's counts", key=False)
-    st.add_argument("queue_ids", nargs="*", help="only these jobs")
-    rt = op("extraction-retry", "put this run's failed extraction jobs back in line", key=False)
-    rt.add_argument("queue_ids", nargs="*", help="only these jobs")
-    wq = op("work-queue", "run due extraction and harvest jobs (all tenants)", key=False)
-    wq.add_argument("--limit", type=int, default=8, help="jobs to lease (default 8)")
-    wq.add_argument("--worker", help="the worker's name (default: worker-<pid>)")
-    op("resolve", "one conflict-resolver pass over the home (offline rule judge): mark, judge, act", key=False)
+_TRANSCRIPT = (
+    arg("file", help="a JSON list of {role, content, name?, id?, at?} messages, or - for stdin"),
+    arg("--session", help="the session the transcript belongs to (default: the run's session)"),
+    arg("--session-date", help="when the session took place (dates in it resolve against this)"),
+)
 
 
-def _messages(file: str) -> Any:
-    from .verbs_write import _read
+@verb(
+    "extract",
+    "extract durable facts from a transcript now (set_from_messages)",
+    *_TRANSCRIPT,
+    arg("--steps", help="comma-separated step names (default: the standard pipeline)"),
+    arg("--dry-run", action="store_true", help="run every step, write nothing"),
+    writes=True,
+)
+def extract(call: Call) -> Output:
+    args = call.args
+    steps = [s.strip() for s in args.steps.split(",") if s.strip()] if args.steps else None
+    result = call.tool.set_from_messages(
+        json_file(args.file, "transcript"),
+        session=args.session,
+        session_date=args.session_date,
+        scope=args.scope,
+        steps=steps,
+        dry_run=args.dry_run,
+    )
+    dropped = sum(len(v) for v in result.dropped.values())
+    text = (
+        f"{len(result.written)} fact(s) written, {dropped} dropped, {result.evidence} evidence row(s)"
+        + "".join(f"\n  {k}" for k in result.written)
+        + (" (dry run)" if args.dry_run else "")
+    )
+    return result.to_dict(), text, 0
 
-    try:
-        return json.loads(_read(file))
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"the transcript is not JSON: {exc}", field="file") from None
+
+@verb("extract-later", "queue a transcript for extraction by a worker", *_TRANSCRIPT, writes=True)
+def extract_later(call: Call) -> Output:
+    args = call.args
+    queue_id = call.tool.enqueue_extraction(
+        json_file(args.file, "transcript"), session=args.session, session_date=args.session_date, scope=args.scope
+    )
+    return {"queue_id": queue_id}, f"queued: {queue_id}", 0
 
 
-def run_extract_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Namespace) -> tuple[Any, str, int]:
-    verb = args.op
-    if verb == "resolve":
-        report = memory.resolve().to_dict()
-        return (
-            report,
-            " ".join(f"{k}={v}" for k, v in report.items() if not isinstance(v, dict))
-            + " actions="
-            + json.dumps(report["actions"]),
-            0,
-        )
-    if verb == "work-queue":
-        counts = memory.run_extraction_queue(worker=args.worker, limit=args.limit)
-        return counts, " ".join(f"{k}={v}" for k, v in counts.items()), 0
-    if verb == "extract":
-        steps = [s.strip() for s in args.steps.split(",") if s.strip()] if args.steps else None
-        result = tool.set_from_messages(
-            _messages(args.file),
-            session=args.session,
-            session_date=args.session_date,
-            scope=args.scope,
-            steps=steps,
-            dry_run=args.dry_run,
-        )
-        doc = result.to_dict()
-        dropped = sum(len(v) for v in result.dropped.values())
-        text = (
-            f"{len(result.written)} fact(s) written, {dropped} dropped, {result.evidence} evidence row(s)"
-            + "".join(f"\n  {k}" for k in result.written)
-            + (" (dry run)" if args.dry_run else "")
-        )
-        return doc, text, 0
-    if verb == "extract-later":
-        queue_id = tool.enqueue_extraction(
-            _messages(args.file), session=args.session, session_date=args.session_date, scope=args.scope
-        )
-        return {"queue_id": queue_id}, f"queued: {queue_id}", 0
-    ids = args.queue_ids or None
-    if verb == "extraction-retry":
-        retried = tool.retry_extraction(ids, scope=args.scope)
-        return {"retried": retried}, f"{len(retried)} job(s) back in line", 0
-    rows = tool.extraction_status(ids, scope=args.scope)
-    counts = tool.extraction_queue_status(scope=args.scope)
+@verb(
+    "extraction-status",
+    "this run's queued extraction jobs, and the scope's counts",
+    arg("queue_ids", nargs="*", help="only these jobs"),
+)
+def extraction_status(call: Call) -> Output:
+    rows = call.tool.extraction_status(call.args.queue_ids or None, scope=call.args.scope)
+    counts = call.tool.extraction_queue_status(scope=call.args.scope)
     text = (
         "\n".join(
             f"{r['queue_id']} {r['status']:<8} attempts={r['attempts']} {r['last_error'] or ''}".rstrip() for r in rows
@@ -95,3 +67,41 @@ def run_extract_verb(memory: Memory, tool: MemoryTool | None, args: argparse.Nam
         or "(no jobs of yours)"
     )
     return {"jobs": rows, "counts": counts}, text + "\nscope: " + json.dumps(counts), 0
+
+
+@verb(
+    "extraction-retry",
+    "put this run's failed extraction jobs back in line",
+    arg("queue_ids", nargs="*", help="only these jobs"),
+    writes=True,
+)
+def extraction_retry(call: Call) -> Output:
+    retried = call.tool.retry_extraction(call.args.queue_ids or None, scope=call.args.scope)
+    return {"retried": retried}, f"{len(retried)} job(s) back in line", 0
+
+
+@verb(
+    "work-queue",
+    "run due extraction and harvest jobs (all tenants)",
+    arg("--limit", type=int, default=8, help="jobs to lease (default 8)"),
+    arg("--worker", help="the worker's name (default: worker-<pid>)"),
+    scope=False,
+    identity=False,
+    writes=True,
+)
+def work_queue(call: Call) -> Output:
+    counts = call.memory.run_extraction_queue(worker=call.args.worker, limit=call.args.limit)
+    return counts, counts_line(counts), 0
+
+
+@verb(
+    "resolve",
+    "one conflict-resolver pass over the home (offline rule judge): mark, judge, act",
+    scope=False,
+    identity=False,
+    writes=True,
+)
+def resolve(call: Call) -> Output:
+    report = call.memory.resolve().to_dict()
+    text = " ".join(f"{k}={v}" for k, v in report.items() if not isinstance(v, dict))
+    return report, text + " actions=" + json.dumps(report["actions"]), 0

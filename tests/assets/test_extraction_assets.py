@@ -3,8 +3,9 @@
 import dagster as dg
 
 from assets.evals import coref_mcnemar, extraction_observation_recall
-from assets.extraction import extraction_queue_drain, extraction_queue_sensor
+from assets.extraction import extraction_queue_drain
 from assets.resources import EmbedderResource, LLMResource, MemoryHomeResource
+from assets.schedules import extraction_queue_sensor
 from memory_core import Identity, Memory
 
 TALK = [{"role": "user", "name": "Ana", "content": "I live in Lisbon."}]

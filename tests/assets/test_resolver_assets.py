@@ -4,9 +4,9 @@ import dagster as dg
 
 from assets.definitions import defs
 from assets.evals import resolver_calibration
-from assets.maintenance import SCHEDULES
 from assets.resolver import resolver_demo_statements
 from assets.resources import EmbedderResource, LLMResource, MemoryHomeResource
+from assets.schedules import SCHEDULES
 from memory_core import Identity, Memory
 
 

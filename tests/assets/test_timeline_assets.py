@@ -123,7 +123,8 @@ def test_table_check_fails_on_a_table_nobody_classified(tmp_path):
 
 
 def test_tenants_become_partitions_and_each_gets_a_report(tmp_path):
-    from assets.tenants import tenant_partitions_sensor, tenant_report
+    from assets.schedules import tenant_partitions_sensor
+    from assets.tenants import tenant_report
 
     home = tmp_path / "home"
     with Memory.open(home) as memory:

@@ -1,0 +1,41 @@
+"""The jobs: the main pipeline, and one job per maintenance or worker asset (run by ``schedules``).
+
+Every job that writes the store runs in process: on the embedded default DuckDB admits one writer.
+"""
+
+import dagster as dg
+
+from .extraction import extraction_queue_drain
+from .maintenance import expiry_sweep, index_maintenance, projection_repair, resolver_pass
+from .tenants import tenant_report
+
+
+def _job(name: str, asset: dg.AssetsDefinition):
+    return dg.define_asset_job(name, selection=[asset], executor_def=dg.in_process_executor)
+
+
+# Maintenance runs on its schedules, not as a step of the pipeline.
+main_job = dg.define_asset_job(
+    "main",
+    selection=dg.AssetSelection.all()
+    - dg.AssetSelection.groups("maintenance")
+    - dg.AssetSelection.assets(tenant_report),
+    description="The main pipeline, end to end, on the embedded default.",
+    executor_def=dg.in_process_executor,
+)
+expiry_sweep_job = _job("expiry_sweep_job", expiry_sweep)
+index_maintenance_job = _job("index_maintenance_job", index_maintenance)
+resolver_job = _job("resolver_job", resolver_pass)
+projection_repair_job = _job("projection_repair_job", projection_repair)
+extraction_job = _job("extraction_job", extraction_queue_drain)
+tenant_report_job = _job("tenant_report_job", tenant_report)
+
+JOBS = (
+    main_job,
+    expiry_sweep_job,
+    index_maintenance_job,
+    extraction_job,
+    resolver_job,
+    projection_repair_job,
+    tenant_report_job,
+)

@@ -1,0 +1,86 @@
+"""When the jobs run: the schedules, and the sensors that launch a job when the store has work.
+
+No `from __future__ import annotations` here: Dagster reads resource types from the annotations.
+"""
+
+import dagster as dg
+
+from .jobs import (
+    expiry_sweep_job,
+    extraction_job,
+    index_maintenance_job,
+    projection_repair_job,
+    resolver_job,
+    tenant_report_job,
+)
+from .resources import MemoryHomeResource
+from .tenants import tenants
+
+SCHEDULES = (
+    dg.ScheduleDefinition(
+        name="hourly_expiry_sweep",
+        job=expiry_sweep_job,
+        cron_schedule="5 * * * *",
+        description="Expired facts are hidden at once; the sweep records what becomes of them.",
+    ),
+    dg.ScheduleDefinition(
+        name="nightly_index_maintenance",
+        job=index_maintenance_job,
+        cron_schedule="30 2 * * *",
+        description="Repair failed index writes and optimize the Lance indexes.",
+    ),
+    dg.ScheduleDefinition(
+        name="resolver_every_15_minutes",
+        job=resolver_job,
+        cron_schedule="*/15 * * * *",
+        description="Judge statements written since the last pass against their peers (offline by default).",
+    ),
+    dg.ScheduleDefinition(
+        name="projection_repair_every_30_minutes",
+        job=projection_repair_job,
+        cron_schedule="20,50 * * * *",
+        description="Replay failed index writes.",
+    ),
+    dg.ScheduleDefinition(
+        name="nightly_consolidation",
+        job=extraction_job,
+        cron_schedule="15 3 * * *",
+        description="Consolidate what the day banked: harvested spans and queued extractions left due.",
+    ),
+)
+
+
+@dg.sensor(
+    job=extraction_job,
+    minimum_interval_seconds=30,
+    description="Launches the queue drain when jobs were queued since the last look (cursor: the newest job).",
+)
+def extraction_queue_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
+    seen = memory_home.peek(lambda memory: (memory.store.queue.queue_cursor(), memory.store.queue.queue_backlog()))
+    if isinstance(seen, dg.SkipReason):
+        return seen
+    cursor, backlog = seen
+    due = sum(n for k, n in backlog.items() if k.endswith(":pending"))
+    if not cursor or (cursor == context.cursor and not due):
+        return dg.SkipReason("no new extraction work")
+    context.update_cursor(cursor)
+    return dg.RunRequest(run_key=f"extraction-{cursor}", tags={"queue_backlog": str(due)})
+
+
+@dg.sensor(
+    job=tenant_report_job,
+    minimum_interval_seconds=60,
+    description="Registers every tenant of the store as a partition and asks for its report once.",
+)
+def tenant_partitions_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
+    found = memory_home.peek(lambda memory: memory.store.inspection.tenants())
+    if isinstance(found, dg.SkipReason):
+        return found
+    known = set(context.instance.get_dynamic_partitions("tenants"))
+    new = [t for t in found if t not in known]
+    if not new:
+        return dg.SkipReason("no new tenant")
+    return dg.SensorResult(
+        run_requests=[dg.RunRequest(partition_key=t, run_key=f"tenant-{t}") for t in new],
+        dynamic_partitions_requests=[tenants.build_add_request(new)],
+    )

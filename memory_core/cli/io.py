@@ -1,0 +1,144 @@
+"""What the verbs read from the command line and files, as typed errors when it is malformed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from ..model import FactVersion, WriteResult
+from ..temporal import iso
+from .registry import arg
+
+SET_OPTION_ARGS = (
+    arg("--subject", help="who the value is about or who said it"),
+    arg("--context", help="words that help find the value without being it"),
+    arg("--pin", action="store_true", help="pin the value (also: change a pinned one)"),
+    arg("--proposed", action="store_true", help="state it as a proposal"),
+    arg(
+        "--if-match",
+        dest="if_match_sha256",
+        metavar="SHA",
+        help="write only if the key's live value has this content_sha256",
+    ),
+    arg("--ttl", dest="ttl_seconds", type=float, metavar="N", help="expire after N seconds"),
+    arg("--on-expire", choices=["tombstone", "demote", "anonymize"], help="what expiry does"),
+    arg("--sensitivity", choices=["low", "normal", "high"], help="raise (never lower) the tier"),
+    arg("--source-class", choices=["derived", "external", "imported"], help="downgrade the source class"),
+    arg("--confidence", type=float, help="0 < c <= 1 (default 1)"),
+    arg("--dry-run", action="store_true", help="answer the verdict, write nothing"),
+    arg("--subject-type", help="the subject's entity type (placement with --scope auto; the graph)"),
+    arg(
+        "--relation",
+        dest="relations",
+        action="append",
+        metavar="S|R|O",
+        help="a graph fact the value states: 'subject|relation|object' or a JSON object "
+        "{subject, relation, object, valid_from, valid_to}; repeat for more (at most 8)",
+    ),
+)
+
+
+def read_file(file: str) -> str:
+    if file == "-":
+        return sys.stdin.read()
+    path = Path(file)
+    if not path.is_file():
+        raise InvalidInput(f"no such file: {file}", field="file")
+    return path.read_text(encoding="utf-8")
+
+
+def entries(text: str, plain_lines: bool) -> list[Any]:
+    """A JSON list, or JSON lines (``plain_lines``: a line that is not JSON is a string)."""
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"the file is not a JSON list: {exc}", field="file") from None
+    items = []
+    for number, line in enumerate(t for t in text.splitlines() if t.strip()):
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError:
+            if not plain_lines:
+                raise InvalidInput(
+                    f"line {number + 1} is not JSON (bulk-set takes a JSON list or JSON lines)", field="file"
+                ) from None
+            items.append(line.strip())
+    return items
+
+
+def json_option(text: str | None, name: str) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--{name} is not JSON: {exc}", field=name) from None
+
+
+def json_file(file: str, what: str) -> Any:
+    try:
+        return json.loads(read_file(file))
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"the {what} is not JSON: {exc}", field="file") from None
+
+
+def settings(pairs: list[str]) -> dict[str, Any]:
+    out = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or not name:
+            raise InvalidInput(f"settings are NAME=JSON, got {pair!r}", field="settings")
+        try:
+            out[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[name] = raw
+    return out
+
+
+def set_options(args: argparse.Namespace) -> dict[str, Any]:
+    names = (
+        "subject",
+        "context",
+        "pin",
+        "proposed",
+        "if_match_sha256",
+        "ttl_seconds",
+        "on_expire",
+        "sensitivity",
+        "source_class",
+        "confidence",
+        "subject_type",
+    )
+    out = {n: getattr(args, n) for n in names if getattr(args, n) not in (None, False)}
+    if getattr(args, "relations", None):
+        out["relations"] = [_relation(text) for text in args.relations]
+    return out
+
+
+def _relation(text: str) -> Any:
+    if text.lstrip().startswith("{"):
+        return json_option(text, "relation")
+    parts = [p.strip() for p in text.split("|")]
+    if len(parts) != 3:
+        raise InvalidInput(f"--relation is 'subject|relation|object' or a JSON object, got {text!r}", field="relation")
+    return parts
+
+
+def fact_line(v: FactVersion) -> str:
+    until = f" until {iso(v.invalid_at)}" if v.invalid_at else ""
+    return f"{v.key} = {v.value_json}  (valid from {iso(v.valid_at)}{until}; v{v.version}, {v.status.value})"
+
+
+def write_line(result: WriteResult) -> str:
+    version = result.version
+    return f"{result.verdict}: {result.key}" + (f" (v{version.version}, {version.status.value})" if version else "")
+
+
+def counts_line(doc: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in doc.items())

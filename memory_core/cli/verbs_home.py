@@ -1,0 +1,61 @@
+"""The home's own verbs: audit verify, the retrieval index, and SQL memory (sql-exec, sql-query)."""
+
+from __future__ import annotations
+
+from .io import counts_line, json_option
+from .registry import Call, Output, arg, verb
+
+EXIT_ERROR = 1
+
+
+@verb("audit", "check the hash-chained audit log", arg("action", choices=["verify"]), scope=False, identity=False)
+def audit(call: Call) -> Output:
+    report = call.memory.verify_audit()
+    text = f"audit chain ok ({report.rows} rows)" if report.ok else f"audit chain BROKEN: {report.problem}"
+    return {"audit": report.to_dict(), "home": str(call.home)}, text, 0 if report.ok else EXIT_ERROR
+
+
+@verb(
+    "index",
+    "the retrieval index: status, optimize, repair, rebuild",
+    arg("action", choices=["status", "optimize", "repair", "rebuild"]),
+    scope=False,
+    identity=False,
+)
+def index(call: Call) -> Output:
+    memory, action = call.memory, call.args.action
+    projector = memory.projector
+    if action == "rebuild":
+        doc = {"action": action, "rows": memory.reindex()}
+    elif action == "repair":
+        doc = {"action": action, "repaired": memory.repair_projections()}
+    elif action == "optimize":
+        doc = {"action": action, **projector.optimize()}
+    else:
+        doc = {"action": action, **projector.status()}
+    return doc, counts_line(doc), 0
+
+
+def _sql(call: Call, op: str) -> Output:
+    args = call.args
+    result = getattr(call.tool, op)(args.statement, json_option(args.params, "params"), scope=args.scope)
+    if result.columns:
+        lines = [" | ".join(result.columns)] + [" | ".join(map(str, r)) for r in result.rows]
+    else:
+        lines = [f"{result.statement_type}: done"]
+    if result.truncated:
+        lines.append(f"(cut to the first {len(result.rows)} rows)")
+    return result.to_dict(), "\n".join(lines), 0
+
+
+_SQL = (arg("statement"), arg("--params", help="a JSON list (for ?) or object (for $name) of parameters"))
+
+
+@verb("sql-exec", "run one statement on the scope's SQL memory (tables, inserts, queries)", *_SQL, writes=True)
+def sql_exec(call: Call) -> Output:
+    return _sql(call, "sql_exec")
+
+
+@verb("sql-query", "run one read-only statement (SELECT, EXPLAIN) on the scope's SQL memory", *_SQL)
+def sql_query(call: Call) -> Output:
+    return _sql(call, "sql_query")
