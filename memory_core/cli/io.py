@@ -37,7 +37,7 @@ SET_OPTION_ARGS = (
         action="append",
         metavar="S|R|O",
         help="a graph fact the value states: 'subject|relation|object' or a JSON object "
-        "{subject, relation, object, valid_from, valid_to}; repeat for more (at most 8)",
+        "{subject, relation, object, valid_at, invalid_at}; repeat for more (at most 8)",
     ),
 )
 

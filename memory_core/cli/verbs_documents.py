@@ -60,9 +60,9 @@ def doc_delete(call: Call) -> Output:
 
 
 def _graph_line(fact: Any) -> str:
-    until = fact.ended_at or fact.valid_to
+    until = fact.ended_at or fact.invalid_at
     return (
-        f"{fact.subject} {fact.relation} {fact.object}  from {fact.start.isoformat()}"
+        f"{fact.subject} {fact.relation} {fact.object}  from {fact.valid_at.isoformat()}"
         + (f" until {until.isoformat()}" if until else "")
         + f"  ({', '.join(r['key'] for r in fact.rows)})"
     )

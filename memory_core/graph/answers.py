@@ -19,9 +19,9 @@ class GraphFact:
     subject: str
     relation: str
     object: str
-    start: datetime
+    valid_at: datetime
     dated: bool
-    valid_to: datetime | None
+    invalid_at: datetime | None
     ended_at: datetime | None
     end_reason: str | None
     seen_at: datetime
@@ -35,9 +35,9 @@ class GraphFact:
             obs.subject,
             obs.relation,
             obs.object,
-            obs.start,
+            obs.valid_at,
             obs.dated,
-            obs.valid_to,
+            obs.invalid_at,
             obs.ended_at,
             obs.end_reason,
             obs.seen_at,
@@ -51,9 +51,9 @@ class GraphFact:
             "subject": self.subject,
             "relation": self.relation,
             "object": self.object,
-            "start": iso(self.start),
+            "valid_at": iso(self.valid_at),
             "dated": self.dated,
-            "valid_to": iso(self.valid_to),
+            "invalid_at": iso(self.invalid_at),
             "ended_at": iso(self.ended_at),
             "end_reason": self.end_reason,
             "seen_at": iso(self.seen_at),

@@ -126,7 +126,7 @@ def follow(
                 and (obs.subject, obs.relation, obs.object) not in stated
                 and not (holders(obs.triple_id) | newly_linked.get(obs.triple_id, set())) - {row.fact_id}
             ):
-                out.ends[obs.triple_id] = (max(obs.start, row.created_at), RETIRED)
+                out.ends[obs.triple_id] = (max(obs.valid_at, row.created_at), RETIRED)
                 out.groups.add((obs.subject, obs.relation))
     for row in rows:
         if row in holding:
@@ -152,7 +152,7 @@ def follow(
                 newly_linked.setdefault(obs.triple_id, set()).add(winner.fact_id)
                 continue
             replaced = row.invalid_at if row.status is Status.SUPERSEDED and row.invalid_at else row.created_at
-            out.ends[obs.triple_id] = (max(obs.start, replaced), RETIRED)
+            out.ends[obs.triple_id] = (max(obs.valid_at, replaced), RETIRED)
             out.groups.add((obs.subject, obs.relation))
     return out
 
@@ -165,8 +165,8 @@ def _open_match(candidates: Sequence[Observation], rel: Relation, ends: Mapping[
         for o in candidates
         if o.ended_at is None
         and o.triple_id not in ends
-        and o.valid_to == rel.valid_to
-        and (rel.valid_from is None or o.start == rel.valid_from)
+        and o.invalid_at == rel.invalid_at
+        and (rel.valid_at is None or o.valid_at == rel.valid_at)
     ]
     return max(fits, key=lambda o: o.order_key) if fits else None
 
@@ -183,30 +183,30 @@ def _new_observation(
     ]
     origin = DOCUMENT if rel.relation == "documented_in" else STATED
     if previous:  # the row held this triple before and holds it again: an Undo's marker
-        if rel.valid_to is not None and rel.valid_to <= row.created_at:
+        if rel.invalid_at is not None and rel.invalid_at <= row.created_at:
             return None
-        latest = max(p.start for p in previous)
+        latest = max(p.valid_at for p in previous)
         start = max(row.created_at, latest)
         return Observation(
             new_id(),
             *rel.triple,
-            start=start,
+            valid_at=start,
             dated=start != row.created_at,
-            valid_to=rel.valid_to,
+            invalid_at=rel.invalid_at,
             seen_at=seen,
             origin=RESTORE,
             restore_id=row.change_id,
             fact_class=rel.fact_class,
         )
-    start = rel.valid_from or _row_start(row)
-    valid_to = rel.valid_to if rel.valid_to is not None else (row.invalid_at if start is not None else None)
+    start = rel.valid_at or _row_start(row)
+    end = rel.invalid_at if rel.invalid_at is not None else (row.invalid_at if start is not None else None)
     # Undated, it starts at the write's instant; seen_at (+1 µs per triple) only orders it.
     return Observation(
         new_id(),
         *rel.triple,
-        start=start or row.created_at,
+        valid_at=start or row.created_at,
         dated=start is not None,
-        valid_to=valid_to,
+        invalid_at=end,
         seen_at=seen,
         origin=origin,
         fact_class=rel.fact_class,

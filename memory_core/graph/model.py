@@ -2,7 +2,7 @@
 
 A row (a fact, or an entity chunk of a document) states up to ``MAX_RELATIONS`` relations
 ``(subject, relation, object)``. The graph keeps one *observation* per stated triple: when it
-starts (its own ``valid_from``, or when it was seen), the end it stated (``valid_to``), and the
+starts (its own ``valid_at``, or when it was seen), the end it stated (``invalid_at``), and the
 end the graph gave it (``ended_at``: a newer value of a single-valued relation, or the row that
 stated it retired). Links tie each observation to the rows (fact id and content hash) that state it.
 """
@@ -48,15 +48,15 @@ class Relation:
     subject: str
     relation: str
     object: str
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
     subject_type: str | None = None
     object_type: str | None = None
     fact_class: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"subject": self.subject, "relation": self.relation, "object": self.object}
-        for name in ("valid_from", "valid_to"):
+        for name in ("valid_at", "invalid_at"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value.isoformat()
@@ -71,8 +71,8 @@ class Relation:
             body["subject"],
             body["relation"],
             body["object"],
-            parse_instant(body.get("valid_from"), "valid_from"),
-            parse_instant(body.get("valid_to"), "valid_to"),
+            parse_instant(body.get("valid_at", body.get("valid_from")), "valid_at"),
+            parse_instant(body.get("invalid_at", body.get("valid_to")), "invalid_at"),
             body.get("subject_type"),
             body.get("object_type"),
             body.get("fact_class"),
@@ -98,7 +98,7 @@ def _name(value: Any, field: str, index: int, *, optional: bool = False) -> str 
 def parse_relations(
     raw: Any, *, subject_type: str | None = None, default_subject: str | None = None
 ) -> tuple[Relation, ...]:
-    """Validate what a caller names: a list of {subject, relation, object, valid_from?, valid_to?,
+    """Validate what a caller names: a list of {subject, relation, object, valid_at?, invalid_at?,
     subject_type?, object_type?} objects or [subject, relation, object] triples (at most eight).
     ``subject_type`` types a relation whose subject is ``default_subject``."""
     if raw is None:
@@ -114,6 +114,8 @@ def parse_relations(
                 "subject",
                 "relation",
                 "object",
+                "valid_at",
+                "invalid_at",
                 "valid_from",
                 "valid_to",
                 "subject_type",
@@ -131,8 +133,13 @@ def parse_relations(
                 f"relation {i}: expected an object or a [subject, relation, object] triple", field=f"relations[{i}]"
             )
         subject = entity_id(_name(body.get("subject"), "subject", i))
-        start = parse_instant(body.get("valid_from"), "valid_from")
-        end = parse_instant(body.get("valid_to"), "valid_to")
+        for new, old in (("valid_at", "valid_from"), ("invalid_at", "valid_to")):
+            if old in body:  # the names before the graph took the facts' time names
+                if new in body:
+                    raise InvalidInput(f"relation {i}: {new} and {old} name the same instant", field=f"relations[{i}]")
+                body[new] = body.pop(old)
+        start = parse_instant(body.get("valid_at"), "valid_at")
+        end = parse_instant(body.get("invalid_at"), "invalid_at")
         if start is not None:
             check_interval(start, end)
         s_type = _name(body.get("subject_type"), "subject_type", i, optional=True)
@@ -162,9 +169,9 @@ class Observation:
     subject: str
     relation: str
     object: str
-    start: datetime  # its own valid_from, or when it was seen
-    dated: bool  # did the statement carry its own start?
-    valid_to: datetime | None  # the end it stated ("London until December")
+    valid_at: datetime  # its own valid_at, or when it was seen
+    dated: bool  # did the statement carry its own valid_at?
+    invalid_at: datetime | None  # the end it stated ("London until December")
     seen_at: datetime  # the arrival of the write that stored it, + 1 µs per triple before it
     ended_at: datetime | None = None
     end_reason: str | None = None
@@ -174,17 +181,17 @@ class Observation:
 
     @property
     def order_key(self) -> tuple[date, datetime, str]:
-        """The one total order of a relation's values: (start day, seen_at, object)."""
-        return self.start.date(), self.seen_at, self.object
+        """The one total order of a relation's values: (valid_at day, seen_at, object)."""
+        return self.valid_at.date(), self.seen_at, self.object
 
     @property
     def end(self) -> datetime:
-        ends = [e for e in (self.valid_to, self.ended_at) if e is not None]
+        ends = [e for e in (self.invalid_at, self.ended_at) if e is not None]
         return min(ends) if ends else END_OF_TIME
 
     def current_at(self, when: datetime) -> bool:
-        return self.start <= when < self.end
+        return self.valid_at <= when < self.end
 
     @property
     def open_ended(self) -> bool:
-        return self.valid_to is None
+        return self.invalid_at is None

@@ -1,6 +1,6 @@
 """One value current: the interval repair of a single-valued relation, as pure functions.
 
-Every observation of a ``(subject, relation)`` is placed by one key, ``(start day, seen_at,
+Every observation of a ``(subject, relation)`` is placed by one key, ``(valid_at day, seen_at,
 object)``. A pairwise rule that switches between dates and arrivals is not transitive (three
 values can each beat the next); a key read back from stored columns is a total order, so every
 repair, whichever write runs it and in whatever order the writes came, closes the same values.
@@ -42,8 +42,8 @@ def _one_pass(observations: Sequence[Observation]) -> dict[str, End]:
     ordered = sorted(observations, key=lambda o: o.order_key)
     out: dict[str, End] = {}
     for i, obs in enumerate(ordered):
-        newer = [o.start for o in ordered[i + 1 :] if o.object != obs.object and not _never_held(o)]
-        closes_at = max(obs.start, min(newer)) if newer and obs.open_ended else None
+        newer = [o.valid_at for o in ordered[i + 1 :] if o.object != obs.object and not _never_held(o)]
+        closes_at = max(obs.valid_at, min(newer)) if newer and obs.open_ended else None
         if obs.end_reason == RETIRED:  # a retirement is final; a newer value may only end it sooner
             out[obs.triple_id] = (obs.ended_at if closes_at is None else min(obs.ended_at, closes_at), RETIRED)
         elif not obs.open_ended:
@@ -55,7 +55,7 @@ def _one_pass(observations: Sequence[Observation]) -> dict[str, End]:
 
 def _never_held(obs: Observation) -> bool:
     """Retired as it started (a row replaced in its own instant): it was never a value to follow."""
-    return obs.end_reason == RETIRED and obs.ended_at is not None and obs.ended_at <= obs.start
+    return obs.end_reason == RETIRED and obs.ended_at is not None and obs.ended_at <= obs.valid_at
 
 
 def changed_ends(observations: Sequence[Observation]) -> dict[str, End]:
@@ -91,7 +91,7 @@ def fallback(
     return dataclasses.replace(
         value,
         triple_id=new_id,
-        start=max(last.ended_at, value.start),
+        valid_at=max(last.ended_at, value.valid_at),
         dated=False,
         seen_at=now,
         ended_at=None,

@@ -68,7 +68,7 @@ def test_a_newer_value_of_a_single_valued_relation_closes_the_older_when_it_star
     assert current(ana) == ["paris"]
     assert current(ana, as_of=OCT1 + timedelta(days=5)) == ["london"]
     [london] = [f for f in ana.graph_recall("london", as_of=OCT1 + timedelta(days=5)).facts]
-    assert london.start == OCT1 and london.ended_at == OCT1 + timedelta(days=10)  # current then, ended later
+    assert london.valid_at == OCT1 and london.ended_at == OCT1 + timedelta(days=10)  # current then, ended later
     assert london.end_reason == "retired"  # the same-key supersession retired its row at Paris's start
 
 
@@ -91,7 +91,7 @@ def test_london_until_december_stays_current_beside_a_newer_value_until_its_end(
     assert current(ana) == ["london", "paris"]  # its own end has not come
     assert current(ana, as_of="2025-12-02T00:00:00Z") == ["paris"]  # and then it ends by itself
     [london] = [f for f in ana.list_facts("user", as_of="2025-11-01T00:00:00Z") if f.object == "london"]
-    assert london.ended_at is None and london.valid_to == utc(2025, 12, 1)
+    assert london.ended_at is None and london.invalid_at == utc(2025, 12, 1)
 
 
 def test_an_undated_value_and_a_dated_value_on_one_day_the_later_arrival_wins(gmem, gclock):
@@ -143,8 +143,8 @@ def test_a_retirement_closes_what_the_winner_does_not_state_and_its_undo_opens_i
     assert current(ana) == ["london"]
     assert current(ana, as_of=OCT1 + timedelta(days=3, hours=1)) == ["paris"]
     [marker] = ana.list_facts("user", relation="lives_in")
-    assert marker.origin == "restore" and marker.start == restore_at
-    assert london.origin == "stated" and london.start == OCT1
+    assert marker.origin == "restore" and marker.valid_at == restore_at
+    assert london.origin == "stated" and london.valid_at == OCT1
 
 
 def test_a_deleted_row_closes_its_triples_and_restore_reopens_them(ana, gclock):
@@ -189,7 +189,7 @@ def test_when_the_current_value_is_retired_the_newest_value_still_held_comes_bac
     ana.delete("new")  # Paris was wrong: London, which a live row still states, is current again
     assert current(ana) == ["london"]
     [fact] = ana.list_facts("user")
-    assert fact.origin == "fallback" and fact.start == deleted_at
+    assert fact.origin == "fallback" and fact.valid_at == deleted_at
     assert current(ana, as_of=OCT1 + timedelta(days=3)) == ["paris"]  # history is kept
 
 

@@ -49,7 +49,7 @@ def histories(draw):
             stored.append(item)
         else:
             stored = [
-                dataclasses.replace(o, ended_at=max(o.start, at), end_reason=RETIRED)
+                dataclasses.replace(o, ended_at=max(o.valid_at, at), end_reason=RETIRED)
                 if o.triple_id == item and o.ended_at is None
                 else o
                 for o in stored
@@ -77,13 +77,13 @@ def test_at_most_one_open_ended_value_is_current_at_any_instant(obs):
     for hour in range(-72, 24 * 9, 2):
         assert len(_current_open(obs, BASE + timedelta(hours=hour))) <= 1
     for o in obs:
-        assert o.ended_at is None or o.ended_at >= o.start  # never closed before it starts
+        assert o.ended_at is None or o.ended_at >= o.valid_at  # never closed before it starts
 
 
 @settings(max_examples=300, deadline=None)
 @given(obs=histories())
 def test_the_newest_value_by_the_key_stays_current_unless_retired(obs):
-    held = [o for o in obs if not (o.end_reason == RETIRED and o.ended_at <= o.start)]
+    held = [o for o in obs if not (o.end_reason == RETIRED and o.ended_at <= o.valid_at)]
     if held:
         newest = max(held, key=lambda o: o.order_key)
         if newest.open_ended and newest.end_reason != RETIRED:

@@ -4,6 +4,7 @@ verifying audit chain, and takes new writes."""
 from __future__ import annotations
 
 import duckdb
+import pytest
 
 from memory_core import Identity, Memory, Status
 from memory_core.audit import GENESIS_HASH, AuditEntry, chain
@@ -124,3 +125,44 @@ def test_a_v2_home_opens_under_v3_with_its_rows_history_and_audit_chain(home):
         assert memory.verify_audit().ok and [r.version for r in tool.history("city")][-1] == 5
     with Memory.open(home) as memory:  # and again, now at v3
         assert memory.for_run(Identity(tenant="acme", user="ana")).get("city").value == "Lisbon"
+
+
+def test_a_v4_home_takes_the_graph_time_names_and_answers_as_before(home, clock):
+    """v5 renames the graph's time columns and the keys of the relations rows state; a v4 home (its
+    layout made back from a v5 one) opens read-only with a typed refusal, then migrates on a
+    writable open and answers the same graph reads."""
+    from datetime import timedelta
+
+    from memory_core.errors import SchemaOutdated
+
+    with Memory.open(home, clock=clock) as memory:
+        ana = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
+        ana.set(
+            "home",
+            "I live in London until December",
+            relations=[
+                {"subject": "I", "relation": "lives in", "object": "London", "invalid_at": "2025-12-01T00:00:00Z"}
+            ],
+        )
+        before = [f.to_dict() for f in ana.list_facts("user", as_of=T0 + timedelta(days=1))]
+        history_before = ana.history("home")
+    con = duckdb.connect(str(home / "memory.duckdb"))  # back to the v4 layout
+    con.execute("ALTER TABLE graph_triples RENAME COLUMN valid_at TO start_at")
+    con.execute("ALTER TABLE graph_triples RENAME COLUMN invalid_at TO valid_to")
+    con.execute("UPDATE memory_versions SET attrs = replace(attrs, '\"invalid_at\"', '\"valid_to\"')")
+    con.execute("UPDATE meta SET value = '4' WHERE name = 'schema_version'")
+    assert "valid_to" in con.execute("SELECT attrs FROM memory_versions").fetchall()[0][0]
+    con.close()
+
+    with pytest.raises(SchemaOutdated):
+        Memory.open(home, read_only=True)
+    with Memory.open(home, clock=clock) as memory:
+        ana = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
+        assert [f.to_dict() for f in ana.list_facts("user", as_of=T0 + timedelta(days=1))] == before
+        assert ana.history("home") == history_before  # relations read back with their end
+        assert before[0]["invalid_at"] == "2025-12-01T00:00:00+00:00"
+        found = memory.store.unchecked_sql(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'graph_triples'"
+        )
+        columns = {r["column_name"] for r in found}
+        assert {"valid_at", "invalid_at"} <= columns and not {"start_at", "valid_to"} & columns

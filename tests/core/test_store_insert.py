@@ -71,7 +71,7 @@ def rows(n: int, *, varied: bool) -> list[FactVersion]:
                 pinned=i % 11 == 0,
                 confidence=0.5 + (i % 5) / 10,
                 conflict_with=(f"f{i + 1:03d}", f"f{i + 2:03d}") if i % 6 == 1 else (),
-                relations=(Relation("ana", "lives_in", "lisbon", valid_from=T0, subject_type="person"),)
+                relations=(Relation("ana", "lives_in", "lisbon", valid_at=T0, subject_type="person"),)
                 if i % 5 == 2
                 else (),
             )

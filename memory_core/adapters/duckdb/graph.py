@@ -25,9 +25,9 @@ _OBS_COLS = (
     "subject",
     "relation",
     "object",
-    "start_at",
+    "valid_at",
     "dated",
-    "valid_to",
+    "invalid_at",
     "seen_at",
     "ended_at",
     "end_reason",
@@ -50,9 +50,9 @@ def _observation(row: Sequence[Any]) -> Observation:
         r["subject"],
         r["relation"],
         r["object"],
-        utc(r["start_at"]),
+        utc(r["valid_at"]),
         bool(r["dated"]),
-        utc(r["valid_to"]),
+        utc(r["invalid_at"]),
         utc(r["seen_at"]),
         utc(r["ended_at"]),
         r["end_reason"],
@@ -157,9 +157,9 @@ class DuckDBGraph:
                     o.subject,
                     o.relation,
                     o.object,
-                    o.start,
+                    o.valid_at,
                     o.dated,
-                    o.valid_to,
+                    o.invalid_at,
                     o.seen_at,
                     o.ended_at,
                     o.end_reason,
@@ -212,9 +212,9 @@ class DuckDBGraph:
         )
         params = [*ns, list(entities)] + ([] if as_subject_only else [list(entities)])
         sql = (
-            f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND {where} AND start_at <= ? "
-            "AND ? < least(coalesce(valid_to, 'infinity'::TIMESTAMPTZ), coalesce(ended_at, 'infinity'::TIMESTAMPTZ)) "
-            "ORDER BY subject, relation, start_at, seen_at, object"
+            f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND {where} AND valid_at <= ? "
+            "AND ? < least(coalesce(invalid_at, 'infinity'::TIMESTAMPTZ), coalesce(ended_at, 'infinity'::TIMESTAMPTZ)) "
+            "ORDER BY subject, relation, valid_at, seen_at, object"
         )
         found = [_observation(r) for r in self._db.rows(sql, [*params, as_of, as_of])]
         links: dict[str, list[Link]] = {}

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import duckdb
 
-from ...errors import HomeNotFound, StoreCorrupted
+from ...errors import HomeNotFound, SchemaOutdated, StoreCorrupted
 from .audit_chain import AuditChain
 from .connection import DuckDBConnection
 from .graph import DuckDBGraph
@@ -65,6 +65,12 @@ class DuckDBHome:
         found = stored_schema_version(con)
         if found != SCHEMA_VERSION:
             con.close()
+            if read_only and found is not None and found.isdigit() and int(found) < int(SCHEMA_VERSION):
+                raise SchemaOutdated(
+                    f"{db_path} has schema version {found}; this build reads {SCHEMA_VERSION}. Open it once "
+                    "for writing (any memcore command does) to migrate it",
+                    found=found,
+                )
             raise StoreCorrupted(f"{db_path} has schema version {found or 'none'}, this build reads {SCHEMA_VERSION}")
         return cls(db)
 

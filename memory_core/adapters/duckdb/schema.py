@@ -12,7 +12,7 @@ from ...graph.model import Relation
 from ...identity import Scope
 from ...model import FactVersion, Kind, Op, Provenance, Status
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 # Columns a query filters or orders on. Everything else about a version lives in ``attrs``
 # (one JSON column): each physical column costs a point write about 0.05 ms in DuckDB.
@@ -106,7 +106,7 @@ CREATE TABLE IF NOT EXISTS graph_entities (
 CREATE TABLE IF NOT EXISTS graph_triples (
     tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL, triple_id VARCHAR NOT NULL,
     subject VARCHAR NOT NULL, relation VARCHAR NOT NULL, object VARCHAR NOT NULL,
-    start_at TIMESTAMPTZ NOT NULL, dated BOOLEAN NOT NULL, valid_to TIMESTAMPTZ, seen_at TIMESTAMPTZ NOT NULL,
+    valid_at TIMESTAMPTZ NOT NULL, dated BOOLEAN NOT NULL, invalid_at TIMESTAMPTZ, seen_at TIMESTAMPTZ NOT NULL,
     ended_at TIMESTAMPTZ, end_reason VARCHAR, origin VARCHAR NOT NULL, restore_id VARCHAR, fact_class VARCHAR
 );
 CREATE TABLE IF NOT EXISTS graph_links (
@@ -193,11 +193,39 @@ def _v2_to_v3(con: duckdb.DuckDBPyConnection, version: str) -> None:
         con.execute("DELETE FROM meta WHERE name = 'audit_head'")
 
 
+def _v4_to_v5(con: duckdb.DuckDBPyConnection) -> None:
+    """v5: the graph takes the facts' time names. An observation's start and stated end
+    (``start_at``, ``valid_to``) become ``valid_at`` and ``invalid_at``, and so do the
+    ``valid_from`` / ``valid_to`` of every relation a version row states."""
+    columns = {
+        r[0]
+        for r in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'graph_triples'"
+        ).fetchall()
+    }
+    if "start_at" in columns:
+        con.execute("ALTER TABLE graph_triples RENAME COLUMN start_at TO valid_at")
+        con.execute("ALTER TABLE graph_triples RENAME COLUMN valid_to TO invalid_at")
+    renamed = {"valid_from": "valid_at", "valid_to": "invalid_at"}
+    rows = con.execute(
+        "SELECT id, attrs FROM memory_versions WHERE attrs LIKE '%\"valid_from\"%' OR attrs LIKE '%\"valid_to\"%'"
+    ).fetchall()
+    for row_id, attrs in rows:
+        body = json.loads(attrs)
+        relations = body.get("relations") or []
+        if not any(set(r) & set(renamed) for r in relations):
+            continue  # the words were in a value or a context, not a relation
+        body["relations"] = [{renamed.get(k, k): v for k, v in r.items()} for r in relations]
+        con.execute("UPDATE memory_versions SET attrs = ? WHERE id = ?", [json.dumps(body, ensure_ascii=False), row_id])
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> None:
     """Bring any older home to the current schema, in the caller's transaction."""
     version = stored_schema_version(con)
     if version in ("1", "2"):
         _v2_to_v3(con, version)
+    if version == "4":
+        _v4_to_v5(con)
     # v4 added the entity graph tables (created below); v3 rows state no relations.
     con.execute(DDL)
     con.execute(HEADS_VIEW)
