@@ -133,3 +133,53 @@ def chunk_markdown(body: str, max_chars: int = MAX_CHUNK_CHARS) -> list[Chunk]:
         else:
             chunks.append((heading_path, text))
     return [Chunk(i, path_, text) for i, (path_, text) in enumerate(chunks)]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    index: int
+    key: str
+    context: str | None
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "key": self.key, "context": self.context, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A document as it stood at an instant: its head row's title and metadata, and its chunks
+    (their texts joined give the body, byte for byte)."""
+
+    key: str
+    title: str
+    metadata: dict[str, Any]
+    entity: bool
+    chunks: tuple[StoredChunk, ...]
+    version: int  # the head row's version
+
+    @property
+    def body(self) -> str:
+        return "".join(c.text for c in self.chunks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "title": self.title,
+            "metadata": self.metadata,
+            "entity": self.entity,
+            "body": self.body,
+            "chunks": [c.to_dict() for c in self.chunks],
+            "version": self.version,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSummary:
+    key: str
+    title: str
+    chunks: int
+    metadata: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "title": self.title, "chunks": self.chunks, "metadata": self.metadata}

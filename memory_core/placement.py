@@ -11,7 +11,7 @@ declining costs what the system already costs, a wrong move cannot be taken back
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 from .errors import InvalidInput
 from .identity import Identity, Scope
@@ -41,6 +41,17 @@ class Ontology:
 
     def type(self, name: str) -> EntityType | None:
         return self.types.get(name.strip().lower())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its version and digest, and each type's scope and fields (the Markdown is left out)."""
+        return {
+            "version": self.version,
+            "sha256": self.sha256,
+            "types": {
+                t.name: {"memory_scope": t.memory_scope, "fields": [f for f, _ in t.fields]}
+                for t in self.types.values()
+            },
+        }
 
 
 def parse_ontology(markdown: str) -> Ontology:

@@ -93,7 +93,7 @@ def _(Memory, clear, home, identity, mo, pair, retire, scope, set_version, undo)
         else:
             _done = _tool.resolve_conflict(
                 pair["key"], pair["peer"], "retire_peer" if retire.value else "clear", scope=scope
-            )
+            ).to_dict()
     set_version(lambda n: n + 1)
     mo.md(f"Done: `{_done}`")
     return

@@ -1,26 +1,27 @@
-"""``MemoryTool``: the Memory tool bound to one run identity, as short delegations to the services
-(``memory_core.services``). Every op names a scope; the owner of the rows it touches comes from
-the identity, never from an argument."""
+"""``MemoryTool``: the Memory tool bound to one run identity, as delegations to the services. Every
+op names a scope; the owner of the rows it touches comes from the identity, never an argument."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
+from ..documents import Document, DocumentSummary
 from ..extraction.model import Extractor
 from ..extraction.result import ExtractionResult
 from ..graph.answers import GraphFact, GraphRecall
 from ..identity import Identity, Scope
+from ..lifecycle.history import RollbackPlan
 from ..model import FactVersion, Kind, Op, WriteResult
 from ..placement import Ontology, Placement
-from ..ports import SqlResult
+from ..ports import QueueRow, SqlResult
 from ..retrieval.types import SearchResult
 from ..services.documents import DocumentsService
 from ..services.extraction import ExtractionService
 from ..services.graph import GraphService
 from ..services.lifecycle import LifecycleService
 from ..services.reads import ReadsService
-from ..services.review import ReviewItem, ReviewService
+from ..services.review import ReviewDecision, ReviewItem, ReviewService
 from ..services.search import SearchService
 from ..services.sql import SqlService
 from ..services.tenant_settings import TenantSettingsService
@@ -110,10 +111,9 @@ class MemoryTool:
     def import_items(
         self, items: Sequence[Any], *, scope: str | Scope = Scope.USER, dry_run: bool = False
     ) -> BulkResult:
-        """Import texts (strings, or {"text", and valid_at / observed_at / kind / memory_type / subject})
-        under digest keys (``import:`` + 24 hex), source_class imported, oldest first. A key that
-        already holds the text is unchanged, a key whose newest version is not live is left as it
-        is, and a re-run reinforces nothing."""
+        """Import texts (strings, or {"text", valid_at, observed_at, kind, memory_type, subject, ...})
+        under digest keys (``import:`` + 24 hex), oldest first. A key already holding the text is
+        unchanged, one whose newest version is not live is left as it is; a re-run reinforces nothing."""
         return self._writes.import_items(items, scope=scope, dry_run=dry_run)
 
     # -- reads ---------------------------------------------------------------------------------
@@ -250,12 +250,12 @@ class MemoryTool:
         """Write a snapshot's facts into this scope (once per snapshot_id: then ``already_restored``)."""
         return self._lifecycle.restore_snapshot(payload, scope=scope)
 
-    def rollback(self, to: datetime | str, *, scope: str | Scope = Scope.USER, apply: bool = False) -> dict[str, Any]:
+    def rollback(self, to: datetime | str, *, scope: str | Scope = Scope.USER, apply: bool = False) -> RollbackPlan:
         """Put every key of the scope back to what the store held at ``to``: a new version per
         changed fact, keys absent then tombstoned. A dry run (the default) returns the plan only."""
         return self._lifecycle.rollback(to, scope=scope, apply=apply)
 
-    # -- documents -----------------------------------------------------------------------------
+    # -- documents and the graph ---------------------------------------------------------------
 
     def doc_put(
         self,
@@ -274,20 +274,18 @@ class MemoryTool:
 
     def doc_get(
         self, doc_key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, known_at: Instant = None
-    ) -> dict[str, Any] | None:
+    ) -> Document | None:
         """The document as it stood at ``as_of`` (as known at ``known_at``): title, metadata, body
         (its chunks joined, byte for byte) and chunks."""
         return self._documents.doc_get(doc_key, scope=scope, as_of=as_of, known_at=known_at)
 
-    def doc_list(self, *, scope: str | Scope = Scope.USER, as_of: Instant = None) -> list[dict[str, Any]]:
+    def doc_list(self, *, scope: str | Scope = Scope.USER, as_of: Instant = None) -> list[DocumentSummary]:
         """Every document of the scope live at ``as_of``."""
         return self._documents.doc_list(scope=scope, as_of=as_of)
 
     def doc_delete(self, doc_key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
         """Tombstone the document and all its chunks in one transaction (history keeps them)."""
         return self._documents.doc_delete(doc_key, scope=scope)
-
-    # -- the graph -----------------------------------------------------------------------------
 
     def list_facts(
         self, subject: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, relation: str | None = None
@@ -336,7 +334,7 @@ class MemoryTool:
 
     def extraction_status(
         self, queue_ids: Sequence[str] | None = None, *, scope: str | Scope = Scope.USER
-    ) -> list[dict[str, Any]]:
+    ) -> list[QueueRow]:
         """The caller's own queued jobs (all, or the named ones) in the scope."""
         return self._extraction.extraction_status(queue_ids, scope=scope)
 
@@ -354,16 +352,18 @@ class MemoryTool:
         """The scope's conflicted rows, each with its flagged peers and what judges said of them."""
         return self._review.review_queue(scope=scope)
 
-    def resolve_conflict(self, key: str, peer_key: str, decision: str, *, scope: str | Scope = Scope.USER) -> dict:
-        """A reviewer's decision on a flagged pair: ``retire_peer`` (the peer's value is stale; the
-        row's stands) or ``clear`` (both stand). Audited and recorded; ``restore`` undoes a retirement."""
+    def resolve_conflict(
+        self, key: str, peer_key: str, decision: str, *, scope: str | Scope = Scope.USER
+    ) -> ReviewDecision:
+        """A reviewer's decision on a flagged pair: ``retire_peer`` (the peer is stale) or ``clear``
+        (both stand); audited and recorded, and ``restore`` undoes a retirement."""
         return self._review.resolve_conflict(key, peer_key, decision, scope=scope)
 
     # -- the tenant's settings -----------------------------------------------------------------
 
     def configure(self, **settings: Any) -> dict[str, Any]:
-        """Change this tenant's write settings (policy, conflict_threshold, duplicate_threshold,
-        char_limit, retention_days, sensitive_retention_days, blacklist, bulk_check_cap). Admin only."""
+        """Change this tenant's write settings (admin only): policy, thresholds, char_limit, retention,
+        blacklist, bulk_check_cap, single_valued, the resolver's (``docs/write-path.md``)."""
         return self._settings.configure(**settings)
 
     def configure_type(self, memory_type: str, **settings: Any) -> dict[str, Any]:
@@ -371,7 +371,7 @@ class MemoryTool:
         embedded, key_identified). Admin only."""
         return self._settings.configure_type(memory_type, **settings)
 
-    def ontology_set(self, markdown: str) -> dict[str, Any]:
+    def ontology_set(self, markdown: str) -> Ontology:
         """Store a new version of this tenant's ontology (Markdown; see ``placement``). Admin only."""
         return self._settings.ontology_set(markdown)
 

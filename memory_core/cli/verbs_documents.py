@@ -39,18 +39,15 @@ def doc_put(call: Call) -> Output:
 def doc_get(call: Call) -> Output:
     args = call.args
     doc = call.tool.doc_get(args.key, scope=args.scope, as_of=args.as_of, known_at=args.known_at)
-    return (
-        {"key": args.key, "found": doc is not None, "document": doc},
-        doc["body"] if doc else f"{args.key}: no document",
-        0,
-    )
+    found = {"key": args.key, "found": doc is not None, "document": doc.to_dict() if doc else None}
+    return found, doc.body if doc else f"{args.key}: no document", 0
 
 
 @verb("doc-list", "every document of the scope")
 def doc_list(call: Call) -> Output:
     docs = call.tool.doc_list(scope=call.args.scope)
-    text = "\n".join(f"{d['key']}  {d['title']}  ({d['chunks']} chunks)" for d in docs) or "(no documents)"
-    return {"count": len(docs), "documents": docs}, text, 0
+    text = "\n".join(f"{d.key}  {d.title}  ({d.chunks} chunks)" for d in docs) or "(no documents)"
+    return {"count": len(docs), "documents": [d.to_dict() for d in docs]}, text, 0
 
 
 @verb("doc-delete", "tombstone a document and its chunks", key=True, writes=True)

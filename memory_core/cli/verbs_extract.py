@@ -58,7 +58,7 @@ def extract_later(call: Call) -> Output:
     arg("queue_ids", nargs="*", help="only these jobs"),
 )
 def extraction_status(call: Call) -> Output:
-    rows = call.tool.extraction_status(call.args.queue_ids or None, scope=call.args.scope)
+    rows = [r.to_dict() for r in call.tool.extraction_status(call.args.queue_ids or None, scope=call.args.scope)]
     counts = call.tool.extraction_queue_status(scope=call.args.scope)
     text = (
         "\n".join(

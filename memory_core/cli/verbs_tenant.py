@@ -42,7 +42,7 @@ def configure_type(call: Call) -> Output:
     writes=True,
 )
 def ontology_set(call: Call) -> Output:
-    doc = call.tool.ontology_set(read_file(call.args.file))
+    doc = call.tool.ontology_set(read_file(call.args.file)).to_dict()
     types = ", ".join(f"{name} ({t['memory_scope'] or 'no scope'})" for name, t in doc["types"].items())
     return doc, f"ontology v{doc['version']}: {types}", 0
 

@@ -112,10 +112,10 @@ def restore_snapshot(call: Call) -> Output:
 )
 def rollback(call: Call) -> Output:
     plan = call.tool.rollback(call.args.to, scope=call.args.scope, apply=call.args.apply)
-    lines = [f"{s['action']:<15} {s['key']}" for s in plan["steps"]]
-    head = "applied" if plan["applied"] else "dry run (add --apply to write it)"
-    text = "\n".join([f"rollback to {plan['to']}: {head}", *lines, f"{plan['unchanged']} key(s) unchanged"])
-    return plan, text, 0
+    lines = [f"{s.action:<15} {s.key}" for s in plan.steps]
+    head = "applied" if plan.applied else "dry run (add --apply to write it)"
+    text = "\n".join([f"rollback to {plan.to.isoformat()}: {head}", *lines, f"{plan.unchanged} key(s) unchanged"])
+    return plan.to_dict(), text, 0
 
 
 @verb(

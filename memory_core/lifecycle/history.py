@@ -182,3 +182,21 @@ def snapshot_payload(
         "rows": rows,
         "content_sha256": payload_digest(rows),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackPlan:
+    """What a rollback to ``to`` does (or did, when ``applied``): one step per key it changes."""
+
+    to: datetime
+    applied: bool
+    steps: tuple[RollbackStep, ...]  # the keys it restores or tombstones
+    unchanged: int  # keys already as they were then
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "to": self.to.isoformat(),
+            "applied": self.applied,
+            "steps": [s.to_dict() for s in self.steps],
+            "unchanged": self.unchanged,
+        }

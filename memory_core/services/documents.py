@@ -13,6 +13,9 @@ from typing import Any
 from ..audit import audit_entry
 from ..documents import (
     DOC_PREFIX,
+    Document,
+    DocumentSummary,
+    StoredChunk,
     chunk_key,
     chunk_markdown,
     doc_row_key,
@@ -115,7 +118,7 @@ class DocumentsService:
 
     def doc_get(
         self, doc_key: str, *, scope: str | Scope, as_of: Instant = None, known_at: Instant = None
-    ) -> dict[str, Any] | None:
+    ) -> Document | None:
         """The document as it stood at ``as_of`` (as known at ``known_at``): title, metadata, body
         (its chunks joined, byte for byte) and chunks."""
         doc_key = validate_doc_key(doc_key)
@@ -129,27 +132,19 @@ class DocumentsService:
             if found is None:
                 raise NotFound(f"document {doc_key!r} is missing chunk {index} at that instant", doc_key=doc_key)
             chunks.append(found)
-        return {
-            "key": doc_key,
-            "title": head.value["title"],
-            "metadata": head.value["metadata"],
-            "entity": head.value["entity"],
-            "body": "".join(c.value for c in chunks),
-            "chunks": [
-                {"index": i, "key": c.key, "context": c.index_context, "text": c.value} for i, c in enumerate(chunks)
-            ],
-            "version": head.version,
-        }
+        return Document(
+            doc_key,
+            head.value["title"],
+            head.value["metadata"],
+            head.value["entity"],
+            tuple(StoredChunk(i, c.key, c.index_context, c.value) for i, c in enumerate(chunks)),
+            head.version,
+        )
 
-    def doc_list(self, *, scope: str | Scope, as_of: Instant = None) -> list[dict[str, Any]]:
+    def doc_list(self, *, scope: str | Scope, as_of: Instant = None) -> list[DocumentSummary]:
         """Every document of the scope live at ``as_of``."""
         return [
-            {
-                "key": f.key[len(DOC_PREFIX) :],
-                "title": f.value["title"],
-                "chunks": f.value["chunks"],
-                "metadata": f.value["metadata"],
-            }
+            DocumentSummary(f.key[len(DOC_PREFIX) :], f.value["title"], f.value["chunks"], f.value["metadata"])
             for f in live_keys(self.session, self.identity.namespace(scope), as_of, None)
             if f.kind is Kind.DOCUMENT and f.memory_type == "document"
         ]

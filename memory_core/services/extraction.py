@@ -137,9 +137,8 @@ class ExtractionService:
         )
         return queue_id
 
-    def extraction_status(self, queue_ids: Sequence[str] | None, *, scope: str | Scope) -> list[dict[str, Any]]:
-        rows = self.session.queue.queue_rows(self.identity.namespace(scope), self.identity.actor, queue_ids)
-        return [r.to_dict() for r in rows]
+    def extraction_status(self, queue_ids: Sequence[str] | None, *, scope: str | Scope) -> list[QueueRow]:
+        return self.session.queue.queue_rows(self.identity.namespace(scope), self.identity.actor, queue_ids)
 
     def extraction_queue_status(self, *, scope: str | Scope) -> dict[str, int]:
         return self.session.queue.queue_counts(self.identity.namespace(scope))

@@ -13,6 +13,7 @@ from ..identity import Identity, Scope
 from ..lifecycle.flags import Decision, KeyOp, decide_delete, decide_delete_version, decide_flag, decide_restore
 from ..lifecycle.history import (
     REDACTED_JSON,
+    RollbackPlan,
     check_payload,
     plan_rollback,
     redaction_targets,
@@ -107,7 +108,7 @@ class LifecycleService:
             "restored", "*", result.written, {"keys": len(rows), "skipped_unchanged": len(result.skipped_unchanged)}
         )
 
-    def rollback(self, to: datetime | str, *, scope: str | Scope, apply: bool) -> dict[str, Any]:
+    def rollback(self, to: datetime | str, *, scope: str | Scope, apply: bool) -> RollbackPlan:
         instant = parse_instant(to, "to")
         if instant is None:
             raise InvalidInput("rollback needs the instant to roll back to", field="to")
@@ -129,9 +130,9 @@ class LifecycleService:
                 rows = [r for s in changed for r in s.rows]
                 audit = audit_entry(namespace, "*", "rollback", rows, None, actor, max(r.created_at for r in rows))
                 session.commit(Commit(tuple(KeyChange(namespace, s.key, s.rows) for s in changed), (audit,)))
-        return {
-            "to": instant.isoformat(),
-            "applied": bool(apply and changed),
-            "steps": [s.to_dict() for s in steps if s.action != "unchanged"],
-            "unchanged": sum(1 for s in steps if s.action == "unchanged"),
-        }
+        return RollbackPlan(
+            instant,
+            bool(apply and changed),
+            tuple(s for s in steps if s.action != "unchanged"),
+            sum(1 for s in steps if s.action == "unchanged"),
+        )

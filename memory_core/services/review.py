@@ -38,6 +38,22 @@ class ReviewItem:
         }
 
 
+@dataclass(frozen=True)
+class ReviewDecision:
+    decision: str  # retire_peer | clear
+    key: str
+    peer_key: str
+    rows_written: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision,
+            "key": self.key,
+            "peer_key": self.peer_key,
+            "rows_written": self.rows_written,
+        }
+
+
 class ReviewService:
     def __init__(self, session: Session, identity: Identity, origin: str) -> None:
         self.session, self.identity, self.origin = session, identity, origin
@@ -72,7 +88,7 @@ class ReviewService:
             out.append(ReviewItem(state.key, state.fact_id, state.value, state.valid_at.isoformat(), peers, reasons))
         return out
 
-    def resolve_conflict(self, key: str, peer_key: str, decision: str, *, scope: str | Scope) -> dict:
+    def resolve_conflict(self, key: str, peer_key: str, decision: str, *, scope: str | Scope) -> ReviewDecision:
         """A reviewer's decision on a flagged pair: ``retire_peer`` (the peer's value is stale; the
         row's stands) or ``clear`` (both stand). Audited and recorded; ``restore`` undoes a retirement."""
         if decision not in ("retire_peer", "clear"):
@@ -91,7 +107,7 @@ class ReviewService:
             rows = apply_pair(
                 session, namespace, row, peer, action, identity.actor, "reviewer", 1.0, judge, now, decision
             )
-        return {"decision": decision, "key": key, "peer_key": peer_key, "rows_written": len(rows)}
+        return ReviewDecision(decision, key, peer_key, len(rows))
 
 
 def _live(session: Session, namespace: Namespace, key: str, now: datetime) -> FactVersion:

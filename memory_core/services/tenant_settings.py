@@ -4,6 +4,7 @@ Writes are admin-only and audited; placement is a pure decision (``memory_core.p
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable
 
 from ..audit import audit_entry
@@ -54,7 +55,7 @@ class TenantSettingsService:
         self.session.settings.put_write_config(tenant, memory_type, body, now, audit)
         self.session.forget_config(tenant)
 
-    def ontology_set(self, markdown: str) -> dict[str, Any]:
+    def ontology_set(self, markdown: str) -> Ontology:
         self._require_admin()
         ontology = parse_ontology(markdown)
         now = self.session.clock.now()
@@ -65,14 +66,7 @@ class TenantSettingsService:
         version = self.session.settings.put_ontology(
             identity.tenant, markdown, ontology.sha256, now, identity.actor, audit
         )
-        return {
-            "version": version,
-            "sha256": ontology.sha256,
-            "types": {
-                t.name: {"memory_scope": t.memory_scope, "fields": [f for f, _ in t.fields]}
-                for t in ontology.types.values()
-            },
-        }
+        return dataclasses.replace(ontology, version=version)
 
     def ontology_get(self) -> Ontology | None:
         return ontology_of(self.session, self.identity.tenant)

@@ -56,7 +56,7 @@ def test_the_guides_become_searchable_documents_in_the_graph(tmp_path):
     assert result.success and md["documents"].value >= 5 and md["chunks_in_graph_for_first"].value >= 1
     with Memory.open(home, embedder="hashing") as memory:
         tool = memory.for_run(Identity(tenant="docs-demo", user="reader"))
-        assert any(d["key"] == "graph" for d in tool.doc_list(scope="tenant"))
+        assert any(d.key == "graph" for d in tool.doc_list(scope="tenant"))
         hits = tool.search("single-valued relation one value current", scope="tenant", sources=["document"]).hits
         assert hits and hits[0].key.startswith("doc:")
     empty = tmp_path / "empty"

@@ -54,9 +54,9 @@ def test_put_get_list_search_and_delete(tool, clock):
     result = tool.doc_put("checkout-runbook", RUNBOOK, metadata=meta)
     assert result.verdict == "written" and result.details["chunks"] >= 3
     doc = tool.doc_get("checkout-runbook")
-    assert doc["body"] == RUNBOOK and doc["title"] == "Checkout API runbook" and doc["entity"]
-    assert doc["metadata"]["owner"] == "platform"
-    assert tool.doc_list() == [
+    assert doc.body == RUNBOOK and doc.title == "Checkout API runbook" and doc.entity
+    assert doc.metadata["owner"] == "platform"
+    assert [d.to_dict() for d in tool.doc_list()] == [
         {
             "key": "checkout-runbook",
             "title": "Checkout API runbook",
@@ -74,7 +74,7 @@ def test_put_get_list_search_and_delete(tool, clock):
     assert (
         tool.doc_get(
             "checkout-runbook", as_of=clock.now() - timedelta(hours=1), known_at=clock.now() - timedelta(hours=1)
-        )["body"]
+        ).body
         == RUNBOOK
     )
 
@@ -84,10 +84,10 @@ def test_a_second_put_rewrites_only_what_changed_and_retires_dropped_chunks(tool
     clock.advance(timedelta(days=1))
     again = tool.doc_put("notes", "# A\n\nalpha\n\n# B\n\nBETA\n")
     assert again.details["chunks_retired"] == 1 and again.details["chunks_unchanged"] == 1
-    assert tool.doc_get("notes")["body"] == "# A\n\nalpha\n\n# B\n\nBETA\n"
+    assert tool.doc_get("notes").body == "# A\n\nalpha\n\n# B\n\nBETA\n"
     assert tool.get("doc:notes#0002") is None
     before = tool.doc_get("notes", as_of=clock.now() - timedelta(hours=1), known_at=clock.now() - timedelta(hours=1))
-    assert before["body"].endswith("gamma\n")
+    assert before.body.endswith("gamma\n")
     assert tool.doc_put("notes", "# A\n\nalpha\n\n# B\n\nBETA\n").verdict == "unchanged"
 
 

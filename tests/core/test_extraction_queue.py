@@ -54,7 +54,7 @@ def test_a_queued_conversation_is_read_later_and_search_says_so_meanwhile(indexe
     }
     assert ana.get("ana:lives_in").value == "Ana lives in Lisbon"
     [status] = ana.extraction_status([queue_id])
-    assert status["status"] == "done" and status["result"]["written"] == ["ana:lives_in"]
+    assert status.status == "done" and status.result["written"] == ["ana:lives_in"]
     assert ana.recall("where does Ana live").pending_extraction == 0
 
 
@@ -70,11 +70,11 @@ def test_an_unreachable_provider_spends_no_attempt_and_backs_off(indexed_memory,
     queue_id = ana.enqueue_extraction(TALK, max_attempts=3)
     assert indexed_memory.run_extraction_queue(worker="w1")["waiting"] == 1
     [row] = ana.extraction_status([queue_id])
-    assert row["status"] == "pending" and row["attempts"] == 0 and "down" in row["last_error"]
+    assert row.status == "pending" and row.attempts == 0 and "down" in row.last_error
     assert indexed_memory.run_extraction_queue(worker="w1")["claimed"] == 0  # not due yet: backoff
     clock.advance(timedelta(minutes=1))
     assert indexed_memory.run_extraction_queue(worker="w1")["waiting"] == 1
-    assert ana.extraction_status([queue_id])[0]["attempts"] == 1  # reached, failed: an attempt spent
+    assert ana.extraction_status([queue_id])[0].attempts == 1  # reached, failed: an attempt spent
     clock.advance(timedelta(minutes=2))
     assert indexed_memory.run_extraction_queue(worker="w1")["done"] == 1
 
@@ -83,7 +83,7 @@ def test_a_refusal_fails_at_once_and_retry_puts_the_callers_own_jobs_back(indexe
     indexed_memory.extractor = Failing(LLMRefused("bad request", http_status=400))
     queue_id = ana.enqueue_extraction(TALK)
     assert indexed_memory.run_extraction_queue(worker="w1")["failed"] == 1
-    assert ana.extraction_status()[0]["status"] == "failed"
+    assert ana.extraction_status()[0].status == "failed"
     bob = indexed_memory.for_run(Identity(tenant="acme", user="ana", agent="other-agent"))
     assert bob.retry_extraction() == [] and bob.extraction_status() == []  # not bob's jobs
     assert ana.retry_extraction() == [queue_id]
@@ -136,9 +136,9 @@ def test_the_queue_survives_a_worker_killed_mid_batch(home):
         worker.wait(timeout=30)
     with Memory.open(home, embedder="hashing") as memory:
         tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
-        assert {r["status"] for r in tool.extraction_status(ids)} == {"running"}
+        assert {r.status for r in tool.extraction_status(ids)} == {"running"}
         assert memory.run_extraction_queue(worker="w2")["claimed"] == 0  # still leased to the dead worker
         memory.clock = FixedClock(memory.clock.now() + timedelta(seconds=61))
         assert memory.run_extraction_queue(worker="w2")["done"] == 3  # its lease ran out: back in line
-        assert {r["status"] for r in tool.extraction_status(ids)} == {"done"}
+        assert {r.status for r in tool.extraction_status(ids)} == {"done"}
         assert tool.get("ana:lives_in").value == "Ana lives in Lisbon"

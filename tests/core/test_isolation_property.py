@@ -106,9 +106,10 @@ def _read(tool, op, scope, key):
     if op == "sql_query":
         return tool.sql_query("SELECT k, v FROM t ORDER BY v", scope=scope).rows
     if op == "doc_get":
-        return tool.doc_get(key, scope=scope)
+        found = tool.doc_get(key, scope=scope)
+        return found.to_dict() if found else None
     if op == "doc_list":
-        return tool.doc_list(scope=scope)
+        return [d.to_dict() for d in tool.doc_list(scope=scope)]
     if op == "graph_recall":
         return tool.graph_recall("I", scope=scope, hops=2).to_dict()
     return [f.to_dict() for f in tool.list_facts("I", scope=scope)]

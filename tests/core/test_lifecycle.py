@@ -209,15 +209,15 @@ def test_rollback_is_a_dry_run_by_default_then_puts_every_key_back(tool, memory,
     tool.set("pet", "a cat named Miso")
     before = store_snapshot(memory)
     plan = tool.rollback(mark)
-    assert not plan["applied"] and store_snapshot(memory) == before
-    assert {s["key"]: s["action"] for s in plan["steps"]} == {"city": "restore", "diet": "restore", "pet": "tombstone"}
+    assert not plan.applied and store_snapshot(memory) == before
+    assert {s.key: s.action for s in plan.steps} == {"city": "restore", "diet": "restore", "pet": "tombstone"}
     clock.advance(timedelta(hours=1))
     applied = tool.rollback(mark, apply=True)
-    assert applied["applied"]
+    assert applied.applied
     for key in ("city", "diet", "pet"):
         then = tool.get(key, as_of=clock.now(), known_at=mark)
         now = tool.get(key)
         assert (then and then.value) == (now and now.value)
     assert tool.get("city").value == "Berlin" and tool.get("pet") is None
     assert tool.history("city")[-1].op is Op.ROLLBACK
-    assert tool.rollback(mark)["steps"] == []  # nothing left to change
+    assert tool.rollback(mark).steps == ()  # nothing left to change

@@ -124,8 +124,8 @@ def test_ontology_set_is_admin_only_versioned_and_read_back(memory):
     with pytest.raises(AdminRequired):
         user.ontology_set(ONTOLOGY)
     assert user.ontology_get() is None and user.placement("checkout-api", "service").reason == "no_ontology"
-    assert admin.ontology_set(ONTOLOGY)["version"] == 1
-    assert admin.ontology_set(ONTOLOGY.replace("tenant", "user"))["version"] == 2
+    assert admin.ontology_set(ONTOLOGY).version == 1
+    assert admin.ontology_set(ONTOLOGY.replace("tenant", "user")).version == 2
     assert user.ontology_get().version == 2
     assert user.placement("checkout-api", "service").reason == "declared_user"
     other_tenant = memory.for_run(Identity(tenant="globex", user="ana"))

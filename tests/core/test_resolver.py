@@ -282,14 +282,14 @@ def test_the_review_queue_and_a_reviewers_decisions(rmem, ana, clock):
     assert {first.key, second.key} == {"office", "office-now"}
     assert first.peers and first.reasons[0]["verdict"] == "update" and first.reasons[0]["reason"]
     result = ana.resolve_conflict("office-now", "office", "retire_peer")
-    assert result["rows_written"] == 2 and ana.get("office") is None and ana.review_queue() == []
+    assert result.rows_written == 2 and ana.get("office") is None and ana.review_queue() == []
     assert ana.get("office-now").status.value == "active"
     clock.advance(timedelta(minutes=1))
     ana.restore("office")  # a reviewer's retirement is undone like any other, flag and all
     assert ana.get("office").value == OFFICE and ana.get("office").status.value == "conflicted"
     with pytest.raises(InvalidInput):
         ana.resolve_conflict("office-now", "office", "shrug")
-    assert ana.resolve_conflict("office-now", "office", "clear")["rows_written"] == 1
+    assert ana.resolve_conflict("office-now", "office", "clear").rows_written == 1
     assert ana.get("office").status.value == "active"
     from memory_core.errors import WrongState
 
