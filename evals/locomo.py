@@ -146,8 +146,9 @@ def evaluate_spec(memory: Memory, conversations: Sequence[Conversation], spec: R
 
 def seeded_ids(seed: int = 0) -> Callable[[], str]:
     """Ids shaped as Memory makes them (128 random bits in hex) but drawn from a seeded generator.
-    Rows of equal score are ranked by fact id, so with fresh random ids the same code scored up to
-    0.2 points apart from one run to the next (measured 2026-11-29); with these, a run repeats."""
+    Rows of equal score are ranked by fact id, so with fresh random ids the same code scored
+    differently from one run to the next (docs/benchmarks.md, "LoCoMo runs repeat"); with these,
+    a run repeats."""
     rng = random.Random(seed)
     return lambda: f"{rng.getrandbits(128):032x}"
 

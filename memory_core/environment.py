@@ -48,9 +48,9 @@ def lance_compute_threads(environ: MutableMapping[str, str] | None = None) -> No
     """Give Lance one compute thread per core unless ``LANCE_CPU_THREADS`` says otherwise.
 
     Lance reserves cores for I/O and, on a machine of two, is left with one compute thread, so a
-    search's two legs queue for it instead of running side by side (on 1M rows the pair took 12
-    ms that way, 10 ms with two; measured 2026-11-29). Lance reads the variable when it first
-    computes, so this is called before a table is opened.
+    search's two legs queue for it instead of running side by side (docs/benchmarks.md, "Lance's
+    compute threads"). Lance reads the variable when it first computes, so this is called before
+    a table is opened.
     """
     env = os.environ if environ is None else environ
     if not env.get(LANCE_THREADS_ENV, "").strip():  # blank would make Lance panic

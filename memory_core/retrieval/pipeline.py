@@ -62,11 +62,10 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
     )
 
 
-# Legs run under the filters Lance answers from bitmaps (namespace, kind) and fetch their pool;
-# status and time are checked here on what they return: range predicates on valid time cost far
-# more inside Lance than the check does (on 1M rows: 60-70 ms against 10-15 ms for a whole leg),
-# and the status clause cost the BM25 leg about 0.5 ms of 9 (measured 2026-11-29) to filter
-# nothing, since the index holds visible facts only. The rows that pass go on to fusion. A leg
+# Legs run under the filters an index answers from bitmaps (namespace, kind) and fetch their
+# pool; status and time are checked here on what they return, which costs far less than range
+# predicates inside the index, and the index holds visible facts only (docs/benchmarks.md, "Legs
+# check status and time themselves"). The rows that pass go on to fusion. A leg
 # left with fewer than k of them fetches WIDEN times its pool, then runs under the full filter, so
 # its top k is exactly what the full filter would give.
 WIDEN = 4

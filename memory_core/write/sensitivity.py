@@ -13,8 +13,8 @@ from ..model import SENSITIVITIES
 
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)")
 # Each pattern with what it cannot match without (a digit, one of some substrings): a scan runs
-# only where it could match. One alternation scanned every value at about 5 us, and most values
-# hold none of these.
+# only where it could match, since most values hold none of these (one alternation of them all
+# cost every value a scan: docs/benchmarks.md, "Sensitivity patterns").
 _GUARDED = (
     (True, ("-",), re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),  # a US social security number
     (True, (), re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}\b")),  # an IBAN

@@ -14,8 +14,9 @@ from ...model import FactVersion, Kind, Op, Provenance, Status
 
 SCHEMA_VERSION = "5"
 
-# Columns a query filters or orders on. Everything else about a version lives in ``attrs``
-# (one JSON column): each physical column costs a point write about 0.05 ms in DuckDB.
+# Columns a query filters or orders on. Everything else about a version lives in ``attrs`` (one
+# JSON column): each physical column costs every point write (docs/benchmarks.md, "One attrs
+# JSON column").
 VERSION_COLUMNS = (
     "seq",
     "id",

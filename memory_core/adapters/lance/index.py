@@ -30,16 +30,14 @@ META_FILE = "memory_index.meta.json"
 # Below this many rows an exact scan beats any ANN index; above it optimize() builds one.
 VECTOR_INDEX_MIN_ROWS = 50_000
 # Lance's 2.0 file format stores vectors plainly; the newer default compresses them, which made
-# writing 100k rows about 3x slower and a prefiltered vector scan about 3x slower on this
-# project's machine (measured side by side, 2026-11-29). A table keeps the format it was made with.
+# writing and prefiltered vector scans several times slower here (docs/benchmarks.md, "File
+# format 2.0"). A table keeps the format it was made with.
 FILE_FORMAT = "2.0"
 _NEW_TABLE = {"new_table_data_storage_version": FILE_FORMAT}
-# The vector index: IVF_FLAT with about sqrt(rows) partitions, of which a search reads NPROBES. On
-# 1M rows with the namespace prefilter it answered 100 candidates in 12 ms (p50) with recall@10
-# 0.97 against exact at 16 probes, and built in 42 s; IVF_HNSW_SQ needed 28 ms and 146 s for the
-# same recall (side by side, 2026-11-29). Flat partitions keep exact distances: no refine step.
-# Through the whole pipeline at 1M rows: recall@10 0.947 / 0.958 / 0.965 / 0.983 at 16 / 20 / 24
-# / 32 probes, for about 1 ms more from 16 to 32.
+# The vector index: IVF_FLAT with about sqrt(rows) partitions, of which a search reads NPROBES:
+# faster to build and to search than IVF_HNSW_SQ at the same recall, and exact distances need no
+# refine step; 32 probes keep recall@10 above 0.95 through the pipeline at 1M rows
+# (docs/benchmarks.md, "The vector index").
 NPROBES = 32
 
 
@@ -111,7 +109,7 @@ class LanceIndex:
         if table is None:
             self._write_meta()
             # Made empty, then appended to: creating a table with its rows took about twice as long
-            # (100k rows: 0.3-0.5 s against 0.2 s, measured side by side, 2026-11-29).
+            # (docs/benchmarks.md, "A new table is made empty").
             self._table = self._db.create_table(TABLE, schema=self._schema, storage_options=_NEW_TABLE)
             self._table.add(data)
             self._ensure_fts()
@@ -195,9 +193,9 @@ class LanceIndex:
     def build_scalar_indexes(self) -> None:
         """Scalar indexes on the columns every prefilter names: they keep filtered search fast.
 
-        The namespace, status and kind clauses are answered from bitmaps (on 1M rows the
-        namespace lookup took 0.6 ms as a bitmap against 7 ms as a B-tree, which returns every
-        matching row id one by one); the time columns keep B-trees for the full filter."""
+        The namespace, status and kind clauses are answered from bitmaps (a B-tree returns every
+        matching row id one by one: docs/benchmarks.md, "Bitmap prefilters"); the time columns
+        keep B-trees for the full filter."""
         from lancedb.index import Bitmap, BTree
 
         existing = {tuple(ix.columns): ix for ix in self.table.list_indices()}
@@ -243,9 +241,8 @@ class LanceIndex:
     def prewarm(self, *, hit_columns: bool = True) -> int:
         """Load the table's indexes and the columns searches read into memory now rather than
         query by query; for a process that stays open. With ``hit_columns`` the wide columns of
-        a hit too (key, text, value, provenance), so answering reads no file. On the benchmark's
-        1M rows: 3.5 s and 1.4 GB, of which 200 MB of columns (130 MB of them wide), and a search
-        about 2 ms faster than with the narrow columns alone. Answers the bytes held."""
+        a hit too (key, text, value, provenance), so answering reads no file (what it costs and
+        gains: docs/benchmarks.md, "Prewarm"). Answers the bytes held."""
         return 0 if self.table is None else self._source.prewarm(hit_columns=hit_columns)
 
     def snapshot(self) -> IndexSnapshot | None:

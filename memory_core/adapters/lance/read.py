@@ -1,10 +1,8 @@
 """Reading the retrieval index: searches and takes on one version of the Lance table.
 
 lancedb writes and maintains the table; its reads go through ``pylance``, the same Lance engine
-(pinned to the release lancedb bundles) without lancedb's query layer. On this project's machine
-that layer cost about 2 ms of a minimal vector query (4.0 against 1.9 ms) and 1 ms of a take
-(1.6 against 0.5 ms) on a 1M-row table, measured side by side on 2026-11-29 — a fifth of the
-30 ms a hybrid search may take at that size.
+(pinned to the release lancedb bundles) without lancedb's query layer, which cost a fifth of what
+a hybrid search may take at 1M rows (docs/benchmarks.md, "Reads through pylance").
 
 A search reads one ``IndexSnapshot``: both legs see the same rows, and their row ids stay valid
 for the take that completes the hits. Each new search asks for the latest version first, so a
@@ -27,9 +25,9 @@ from ...retrieval.rows import HIT_COLUMNS
 from .resident import ResidentColumns
 
 # A column made from the others when a row is written, so that a search reads fewer columns per
-# candidate (each random read of one column of one row costs about 20 us here, whatever its size;
-# measured 2026-11-29): live_span, [valid_at, invalid_at, expires_at] in one fixed-size list, is
-# what the legs check time against.
+# candidate (each random read of one column of one row costs the same, whatever its size:
+# docs/benchmarks.md, "One derived column"): live_span, [valid_at, invalid_at, expires_at] in one
+# fixed-size list, is what the legs check time against.
 DERIVED_COLUMNS = ("live_span",)
 # The columns ``ResidentColumns`` holds once a search reads them: what a leg reads per candidate
 # and the narrow ones of a hit. The wide ones (text, value, provenance, key; the vector) are read

@@ -1,10 +1,9 @@
 """A search leg's per-candidate columns, kept in memory fragment by fragment.
 
 A leg needs a few narrow columns of each candidate it returns (its fact id and the time span it
-is checked against). Read through the query, each costs a random read per row and column, about
-20 us here (on 1M rows: 2.1 ms of a 7.5 ms vector leg and 2.6 ms of an 11 ms BM25 leg, measured
-2026-11-29). Held in memory they cost a lookup: a leg asks Lance for row ids and scores only,
-and the columns come from here.
+is checked against). Read through the query, each costs a random read per row and column, a
+good part of a leg at 1M rows (docs/benchmarks.md, "Resident columns"). Held in memory they cost
+a lookup: a leg asks Lance for row ids and scores only, and the columns come from here.
 
 Correct by construction because a Lance data file never changes: a fragment is known by its id
 and the paths of its data files, and one whose files differ is loaded anew (a column added; a
@@ -16,11 +15,10 @@ Without stable row ids (this index never enables them) a row id is the row's add
 
 What is held: ``RESIDENT_COLUMNS`` (``lance_read``), the legs' columns and the narrow columns of
 a hit, once a search has read them; the wide columns of a hit (text, value, ...) only when
-``load`` is asked for them (``prewarm``). On the benchmark's 1M rows (ids of 9 characters) the
-narrow ones are about 70 MB, most of it ``live_span`` (24 bytes a row) and the two ids; the wide
-ones 130 MB more. Loading a 1M-row fragment's narrow columns takes about 0.75 s, so a fragment of
-more than ``EAGER_ROWS`` rows is loaded only once searches have read it ``LOAD_AFTER`` times
-(until then its rows are read from the files, as a take).
+``load`` is asked for them (``prewarm``); the memory this takes is measured in docs/benchmarks.md.
+Loading a large fragment's columns takes a good part of a second, so a fragment of more than
+``EAGER_ROWS`` rows is loaded only once searches have read it ``LOAD_AFTER`` times (until then
+its rows are read from the files, as a take).
 """
 
 from __future__ import annotations
@@ -160,8 +158,8 @@ class ResidentColumns:
     def prune(self, dataset: Any) -> None:
         """Let go of fragments ``dataset`` (a new version) no longer has: once many are held, and
         every ``_PRUNE_EVERY`` versions in any case, so the rows of fragments another process
-        compacted away (a purge, say) are not kept in memory long. Listing the fragments costs
-        about 2 ms per 1,500 of them, so it is not done at every version."""
+        compacted away (a purge, say) are not kept in memory long. Listing the fragments costs a
+        few milliseconds on a large table, so it is not done at every version."""
         self._versions_since_prune += 1
         if len(self._fragments) <= self._prune_at and self._versions_since_prune < _PRUNE_EVERY:
             return
