@@ -77,7 +77,7 @@ class DuckDBGraph:
             known = self._linked_facts
         return any(f in known for f in fact_ids)
 
-    def forget_cache(self) -> None:
+    def _forget_cache(self) -> None:
         with self._db.lock:
             self._linked_facts = None
 

@@ -79,8 +79,8 @@ class DuckDBHome:
         tamper with a home on purpose, and for an operator's one-off repair. Nothing in
         ``memory_core`` calls it. The caches are dropped, since the rows under them may change."""
         rows = self._db.dicts(statement, params)
-        self.versions.forget_cache()
-        self.graph.forget_cache()
+        self.versions._forget_cache()
+        self.graph._forget_cache()
         return rows
 
     def close(self) -> None:

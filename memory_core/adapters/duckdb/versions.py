@@ -59,7 +59,7 @@ class DuckDBVersions:
     def last_seq(self) -> int:
         return self._seq
 
-    def forget_cache(self) -> None:
+    def _forget_cache(self) -> None:
         with self._db.lock:
             self._cache.clear()
 

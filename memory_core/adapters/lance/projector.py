@@ -63,7 +63,7 @@ class IndexProjector:
         # only rows before it, past the watermark, can be missing from the index.
         self._horizon = versions.last_seq
 
-    def embed_states(self, states: Sequence[FactVersion]) -> np.ndarray:
+    def _embed_states(self, states: Sequence[FactVersion]) -> np.ndarray:
         return self.embedder.embed([index_text(s.key, s.value) for s in states])
 
     @property
@@ -134,7 +134,7 @@ class IndexProjector:
                 else [s for s in keep if not any(s.fact_id in h for h in held)]
             )
             if missing:
-                vectors = [*vectors, VectorRows([s.fact_id for s in missing], self.embed_states(missing))]
+                vectors = [*vectors, VectorRows([s.fact_id for s in missing], self._embed_states(missing))]
             fresh = {s.fact_id for s in keep if s.fact_id == s.id and s.fact_id not in self._replayed}
             new = [s for s in keep if s.fact_id in fresh]
             old = [s for s in keep if s.fact_id not in fresh]
@@ -172,7 +172,7 @@ class IndexProjector:
             return 0
         states = self.versions.latest_states(pending)
         keep = [s for s in states if self.indexable(s)]
-        self.index.upsert(index_table(keep, self.embed_states(keep), self.index.dim))
+        self.index.upsert(index_table(keep, self._embed_states(keep), self.index.dim))
         self.index.delete_facts([s.fact_id for s in states if not self.indexable(s)])
         self.projections.resolve_projection_failures(pending, self.clock.now())
         return len(pending)
@@ -185,7 +185,7 @@ class IndexProjector:
         tables = []
         for start in range(0, len(states), batch):
             chunk = states[start : start + batch]
-            tables.append(index_table(chunk, self.embed_states(chunk), self.index.dim))
+            tables.append(index_table(chunk, self._embed_states(chunk), self.index.dim))
             if progress:
                 progress(min(start + batch, len(states)), len(states))
         data = pa.concat_tables(tables) if tables else schema(self.index.dim).empty_table()
