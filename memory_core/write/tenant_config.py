@@ -217,8 +217,8 @@ def config_from_stored(stored: Mapping[str, Mapping[str, Any]]) -> WriteConfig:
 def to_stored(config: TenantConfig | TypeConfig) -> dict[str, Any]:
     body = asdict(config)
     body.pop("memory_type", None)
-    if "policy" in body:
-        body["policy"] = config.policy.value  # type: ignore[union-attr]
+    if isinstance(config, TenantConfig):
+        body["policy"] = config.policy.value
     for name in ("blacklist", "single_valued"):
         if name in body:
             body[name] = list(body[name])
