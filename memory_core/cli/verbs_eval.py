@@ -21,6 +21,13 @@ class UsageError(InvalidInput):
     code = "USAGE"
 
 
+class ExtraMissing(MemcoreError):
+    """A suite's own dependencies are not installed: the library alone does not bring them."""
+
+    status = 501
+    code = "EXTRA_MISSING"
+
+
 @verb(
     "eval",
     "run an evaluation and write its report (evals/)",
@@ -66,4 +73,9 @@ def eval_(call: Call) -> Output:
         raise DataNotFound(str(exc)) from None
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    except ModuleNotFoundError as exc:
+        raise ExtraMissing(
+            f"memcore eval {args.suite}: needs {exc.name!r}, which the platform extra installs: "
+            "pip install 'memory_core[platform]'"
+        ) from None
     return doc, text, 0
