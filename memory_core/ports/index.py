@@ -50,11 +50,6 @@ class IndexSink(Protocol):
     """Keeps the retrieval index a projection of the log: writes queue the states they changed
     and the queue is written in one index write when a read needs it."""
 
-    dim: int
-
-    @property
-    def pending(self) -> int: ...
-
     def enqueue(
         self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None, *, hold: bool = False
     ) -> None: ...

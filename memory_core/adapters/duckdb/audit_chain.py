@@ -7,7 +7,8 @@ caught); a write that appends none (a settings change) keeps the head in ``audit
 
 from __future__ import annotations
 
-from typing import Sequence
+from contextlib import contextmanager
+from typing import Iterator, Sequence
 
 import duckdb
 
@@ -29,7 +30,8 @@ class AuditChain:
         self, con: duckdb.DuckDBPyConnection, entries: Sequence[AuditEntry], *, recorded_by_rows: bool = False
     ) -> tuple[int, str]:
         """Append the entries inside the caller's transaction; answers the new head, which the
-        caller keeps (``head = ...``) only once the transaction committed."""
+        caller keeps (``head = ...``) only once the transaction committed (``transaction`` does
+        both)."""
         seq, prev = self.head
         for entry in entries:
             seq += 1
@@ -57,6 +59,16 @@ class AuditChain:
             con.execute("DELETE FROM audit_head")
             con.execute("INSERT INTO audit_head VALUES (?, ?)", [seq, prev])
         return seq, prev
+
+    @contextmanager
+    def transaction(self, entries: Sequence[AuditEntry]) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A transaction whose statements the ``entries`` close; the head moves once it committed.
+        Held under the store's lock until then, so no other writer chains onto the old head."""
+        with self._db.lock:
+            with self._db.tx() as con:
+                yield con
+                head = self.append(con, entries)
+            self.head = head
 
     def _stored_head(self) -> tuple[int, str]:
         found = self._db.rows("SELECT seq, row_hash FROM audit_log ORDER BY seq DESC LIMIT 1")

@@ -15,13 +15,18 @@ from typing import Any, Iterator, Sequence
 
 import duckdb
 
-from ...identity import Namespace
+from ...identity import Namespace, Scope
 
 NS_WHERE = "tenant = ? AND scope = ? AND owner_id = ?"
 
 
 def ns_params(ns: Namespace) -> list[Any]:
     return [ns.tenant, ns.scope.value, ns.owner_id]
+
+
+def ns_of(tenant: str, scope: str, owner_id: str) -> Namespace:
+    """The namespace of a row's (tenant, scope, owner_id) columns."""
+    return Namespace(tenant, Scope(scope), owner_id)
 
 
 class DuckDBConnection:
@@ -54,6 +59,16 @@ class DuckDBConnection:
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.rows(sql, params)[0][0]
+
+    def meta(self, name: str) -> str | None:
+        """A value of the ``meta`` table (schema version, watermarks, markers)."""
+        found = self.rows("SELECT value FROM meta WHERE name = ?", [name])
+        return found[0][0] if found else None
+
+    @staticmethod
+    def set_meta(con: duckdb.DuckDBPyConnection, name: str, value: str) -> None:
+        """Set a ``meta`` value inside the caller's transaction."""
+        con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, value])
 
     def close(self) -> None:
         self.con.close()

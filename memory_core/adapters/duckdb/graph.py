@@ -18,7 +18,7 @@ from ...graph.model import Observation
 from ...graph.plan import GraphInputs, GraphWrite
 from ...identity import Namespace
 from .connection import NS_WHERE, DuckDBConnection, ns_params
-from .schema import COLS, row_to_version, utc
+from .schema import COLS, LATEST, row_to_version, utc
 
 _OBS_COLS = (
     "triple_id",
@@ -37,10 +37,7 @@ _OBS_COLS = (
 )
 _OBS = ", ".join(f"t.{c}" for c in _OBS_COLS)
 _LINK_COLS = "triple_id, fact_id, key, content_sha256, link_kind, linked_at"
-_LATEST_OF = (
-    f"SELECT {COLS} FROM memory_versions WHERE list_contains(?, fact_id) "
-    "QUALIFY row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1"
-)
+_LATEST_OF = LATEST.format(cols=COLS, where="list_contains(?, fact_id)")
 
 
 def _observation(row: Sequence[Any]) -> Observation:
@@ -101,19 +98,24 @@ class DuckDBGraph:
             }
             observations = {lo.observation.triple_id: lo.observation for los in linked.values() for lo in los}
             subjects = sorted({t[0] for t in involved})
+            pairs = sorted({(s, r) for s, r, _ in involved if r in single_valued})
             if subjects:
+                # One query for both: the subjects' open observations, and every observation
+                # (ended too) of a single-valued group. Added in the order separate queries took.
                 sql = (
-                    f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND ended_at IS NULL "
-                    "AND list_contains(?, subject)"
+                    f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND "
+                    "((ended_at IS NULL AND list_contains(?, subject)) OR list_contains(?, [subject, relation]))"
                 )
-                for row in self._db.rows(sql, [*ns, subjects]):
-                    obs = _observation(row)
-                    observations.setdefault(obs.triple_id, obs)
-            for subject, relation in sorted({(s, r) for s, r, _ in involved if r in single_valued}):
-                sql = f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND subject = ? AND relation = ?"
-                for row in self._db.rows(sql, [*ns, subject, relation]):
-                    obs = _observation(row)
-                    observations[obs.triple_id] = obs
+                found = [_observation(r) for r in self._db.rows(sql, [*ns, subjects, [list(p) for p in pairs]])]
+                wanted = set(subjects)
+                groups: dict[tuple[str, str], list[Observation]] = {}
+                for obs in found:
+                    if obs.ended_at is None and obs.subject in wanted:
+                        observations.setdefault(obs.triple_id, obs)
+                    groups.setdefault((obs.subject, obs.relation), []).append(obs)
+                for pair in pairs:
+                    for obs in groups.get(pair, ()):
+                        observations[obs.triple_id] = obs
             links: list[Link] = []
             if observations:
                 sql = f"SELECT {_LINK_COLS} FROM graph_links WHERE {NS_WHERE} AND list_contains(?, triple_id)"

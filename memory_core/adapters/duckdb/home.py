@@ -33,7 +33,6 @@ class DuckDBHome:
     def __init__(self, db: DuckDBConnection) -> None:
         self._db = db
         self.home = db.path.parent
-        self.path = db.path
         self.read_only = db.read_only
         audit = AuditChain(db)
         self.graph = DuckDBGraph(db)
@@ -79,8 +78,8 @@ class DuckDBHome:
         tamper with a home on purpose, and for an operator's one-off repair. Nothing in
         ``memory_core`` calls it. The caches are dropped, since the rows under them may change."""
         rows = self._db.dicts(statement, params)
-        self.versions._forget_cache()
-        self.graph._forget_cache()
+        for cached in (self.versions, self.graph, self.queue):
+            cached._forget_cache()
         return rows
 
     def close(self) -> None:

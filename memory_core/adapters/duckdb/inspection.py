@@ -9,7 +9,7 @@ from typing import Any
 
 from ...model import VISIBLE_STATUSES
 from .connection import DuckDBConnection
-from .versions import LATEST
+from .schema import LATEST
 
 # Every table and view of the home, by role: what it holds and who may rebuild it.
 TABLE_CLASSES = {
@@ -82,14 +82,19 @@ class DuckDBInspection:
 
     def summary(self) -> dict[str, Any]:
         """Counts a report or an asset prints: tables, namespaces, ops, current states."""
-        one = self._db.one
         latest = LATEST.format(cols="status", where="TRUE")
+        tables = self.table_counts()
+        # One scan of the heads view for all four counts (each view scan is a window query).
+        tenants, owners, keys, tombstoned = self._db.rows(
+            "SELECT count(DISTINCT tenant), count(DISTINCT (tenant, scope, owner_id)), count(*), "
+            "count(*) FILTER (WHERE status = 'tombstoned') FROM memory_heads"
+        )[0]
         return {
-            "tables": self.table_counts(),
-            "tenants": int(one("SELECT count(DISTINCT tenant) FROM memory_heads")),
-            "owners": int(one("SELECT count(DISTINCT (tenant, scope, owner_id)) FROM memory_heads")),
-            "keys": int(one("SELECT count(*) FROM memory_heads")),
-            "tombstoned_keys": int(one("SELECT count(*) FROM memory_heads WHERE status = 'tombstoned'")),
+            "tables": tables,
+            "tenants": int(tenants),
+            "owners": int(owners),
+            "keys": int(keys),
+            "tombstoned_keys": int(tombstoned),
             "versions_by_op": dict(self._db.rows("SELECT op, count(*) FROM memory_versions GROUP BY op ORDER BY op")),
             "facts_by_status": dict(
                 self._db.rows(f"SELECT status, count(*) FROM ({latest}) GROUP BY status ORDER BY status")
@@ -134,12 +139,11 @@ class DuckDBInspection:
 
     def marker(self, name: str) -> str | None:
         """A named note the platform keeps about the store (a corpus loaded, ...)."""
-        found = self._db.rows("SELECT value FROM meta WHERE name = ?", [f"marker:{name}"])
-        return found[0][0] if found else None
+        return self._db.meta(f"marker:{name}")
 
     def set_marker(self, name: str, value: str) -> None:
         with self._db.tx() as con:
-            con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [f"marker:{name}", value])
+            self._db.set_meta(con, f"marker:{name}", value)
 
     def tables(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every row of every table, sorted: two equal answers mean nothing was written between."""

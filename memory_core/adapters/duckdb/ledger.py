@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Any, Sequence
 
-from ...identity import Namespace, Scope
+from ...identity import Namespace
 from ...ports import Mark
-from .connection import DuckDBConnection
+from .connection import NS_WHERE, DuckDBConnection, ns_of, ns_params
 
 ERASURE_ACTIVE = ("queued", "running", "failed")  # an abandoned or finished erasure does not hold writes
 
@@ -24,8 +24,8 @@ class DuckDBLedger:
         self._db = db
 
     def resolver_watermark(self) -> int:
-        found = self._db.rows("SELECT value FROM meta WHERE name = 'resolver_seq'", [])
-        return int(found[0][0]) if found else 0
+        found = self._db.meta("resolver_seq")
+        return int(found) if found is not None else 0
 
     def put_marks(self, marks: Sequence[tuple], watermark: int, at: datetime) -> None:
         """Record marks (fact_id, namespace, key, sha, seq, mark, reason) and move the watermark."""
@@ -33,9 +33,9 @@ class DuckDBLedger:
             for fact_id, ns, key, sha, seq, mark, reason in marks:
                 con.execute(
                     "INSERT INTO resolver_marks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, false)",
-                    [fact_id, ns.tenant, ns.scope.value, ns.owner_id, key, sha, seq, mark, reason, at],
+                    [fact_id, *ns_params(ns), key, sha, seq, mark, reason, at],
                 )
-            con.execute("INSERT OR REPLACE INTO meta VALUES ('resolver_seq', ?)", [str(watermark)])
+            self._db.set_meta(con, "resolver_seq", str(watermark))
 
     def owed_marks(self, limit: int, skip_tenants: Sequence[str] = ()) -> list[Mark]:
         """Owed statements, taken in turns across namespaces (each namespace's newest first)."""
@@ -46,13 +46,7 @@ class DuckDBLedger:
             " ORDER BY turn, tenant, scope, owner_id LIMIT ?",
             [list(skip_tenants), limit],
         )
-        return [
-            Mark(r[0], Namespace(r[1], Scope(r[2]), r[3]), r[4], r[5], int(r[6]), r[7], r[8], int(r[9])) for r in rows
-        ]
-
-    def mark_of(self, fact_id: str) -> str | None:
-        found = self._db.rows("SELECT mark FROM resolver_marks WHERE fact_id = ?", [fact_id])
-        return found[0][0] if found else None
+        return [Mark(r[0], ns_of(r[1], r[2], r[3]), r[4], r[5], int(r[6]), r[7], r[8], int(r[9])) for r in rows]
 
     def stamp(self, fact_id: str, mark: str, at: datetime, *, errored: bool = False, attempt: bool = False) -> None:
         with self._db.tx() as con:
@@ -84,14 +78,7 @@ class DuckDBLedger:
             )
 
     def resolver_records(self, namespace: Namespace | None = None) -> list[dict[str, Any]]:
-        where, params = (
-            ("TRUE", [])
-            if namespace is None
-            else (
-                "tenant = ? AND scope = ? AND owner_id = ?",
-                [namespace.tenant, namespace.scope.value, namespace.owner_id],
-            )
-        )
+        where, params = ("TRUE", []) if namespace is None else (NS_WHERE, ns_params(namespace))
         return self._db.dicts(f"SELECT * FROM resolver_records WHERE {where} ORDER BY recorded_at, record_id", params)
 
     def mark_counts(self) -> dict[str, int]:
@@ -101,26 +88,19 @@ class DuckDBLedger:
 
     def add_spend(self, ns: Namespace, day: date, purpose: str, cost_usd: float) -> None:
         with self._db.tx() as con:
-            params = [ns.tenant, ns.scope.value, ns.owner_id, day, purpose]
-            found = con.execute(
-                "SELECT 1 FROM llm_spend WHERE tenant = ? AND scope = ? AND owner_id = ? AND day = ? AND purpose = ?",
-                params,
-            ).fetchall()
+            where, params = f"{NS_WHERE} AND day = ? AND purpose = ?", [*ns_params(ns), day, purpose]
+            found = con.execute(f"SELECT 1 FROM llm_spend WHERE {where}", params).fetchall()
             if found:
                 con.execute(
-                    "UPDATE llm_spend SET calls = calls + 1, cost_usd = cost_usd + ? WHERE tenant = ? AND "
-                    "scope = ? AND owner_id = ? AND day = ? AND purpose = ?",
+                    f"UPDATE llm_spend SET calls = calls + 1, cost_usd = cost_usd + ? WHERE {where}",
                     [cost_usd, *params],
                 )
             else:
                 con.execute("INSERT INTO llm_spend VALUES (?, ?, ?, ?, ?, 1, ?)", [*params, cost_usd])
 
     def spend(self, ns: Namespace, day: date, purpose: str | None = None) -> float:
-        sql = (
-            "SELECT coalesce(sum(cost_usd), 0) FROM llm_spend WHERE tenant = ? AND scope = ? AND owner_id = ? "
-            "AND day = ?"
-        )
-        params: list[Any] = [ns.tenant, ns.scope.value, ns.owner_id, day]
+        sql = f"SELECT coalesce(sum(cost_usd), 0) FROM llm_spend WHERE {NS_WHERE} AND day = ?"
+        params: list[Any] = [*ns_params(ns), day]
         if purpose is not None:
             sql, params = sql + " AND purpose = ?", [*params, purpose]
         return float(self._db.rows(sql, params)[0][0])

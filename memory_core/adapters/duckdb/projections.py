@@ -18,12 +18,12 @@ class DuckDBProjections:
         self._db = db
 
     def index_watermark(self) -> int:
-        found = self._db.rows("SELECT value FROM meta WHERE name = 'index_seq'")
-        return int(found[0][0]) if found else 0
+        found = self._db.meta("index_seq")
+        return int(found) if found is not None else 0
 
     def set_index_watermark(self, seq: int) -> None:
         with self._db.tx() as con:
-            con.execute("INSERT OR REPLACE INTO meta VALUES ('index_seq', ?)", [str(seq)])
+            self._db.set_meta(con, "index_seq", str(seq))
 
     def record_projection_failure(self, states: Sequence[FactVersion], error: str, at: datetime) -> None:
         with self._db.tx() as con:

@@ -10,12 +10,15 @@ whose lease was taken over learns so, and writes nothing to the row.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
-from ...identity import Namespace, Scope
+import duckdb
+
+from ...identity import Namespace
 from ...ports import QueueRow
-from .connection import DuckDBConnection
+from .connection import NS_WHERE, DuckDBConnection, ns_of, ns_params
 from .schema import utc
 
 # The table itself is created with the rest of the schema (``schema.DDL``).
@@ -45,7 +48,7 @@ def _row(r: Sequence[Any]) -> QueueRow:
     d = dict(zip(_COLS, r))
     return QueueRow(
         d["queue_id"],
-        Namespace(d["tenant"], Scope(d["scope"]), d["owner_id"]),
+        ns_of(d["tenant"], d["scope"], d["owner_id"]),
         d["requested_by"],
         d["kind"],
         json.loads(d["payload"]),
@@ -73,14 +76,28 @@ class DuckDBQueue:
 
     def unfinished_jobs(self, namespace: Namespace) -> int:
         """Pending and running jobs of a namespace (what ``search`` reports as pending_extraction)."""
-        if self._unfinished is None:
-            rows = self._db.rows(
-                "SELECT tenant, scope, owner_id, count(*) FROM extraction_queue "
-                "WHERE status IN ('pending', 'running') GROUP BY 1, 2, 3",
-                [],
-            )
-            self._unfinished = {Namespace(t, Scope(s), o): int(n) for t, s, o, n in rows}
-        return self._unfinished.get(namespace, 0)
+        # Under the store's lock: a write between the read and the fill would leave stale counts.
+        with self._db.lock:
+            if self._unfinished is None:
+                rows = self._db.rows(
+                    "SELECT tenant, scope, owner_id, count(*) FROM extraction_queue "
+                    "WHERE status IN ('pending', 'running') GROUP BY 1, 2, 3",
+                    [],
+                )
+                self._unfinished = {ns_of(t, s, o): int(n) for t, s, o, n in rows}
+            return self._unfinished.get(namespace, 0)
+
+    def _forget_cache(self) -> None:
+        with self._db.lock:
+            self._unfinished = None
+
+    @contextmanager
+    def _write(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A queue write's transaction. The counts are dropped under the store's lock, which
+        readers hold too: none caches the old counts."""
+        with self._db.tx() as con:
+            self._unfinished = None
+            yield con
 
     def enqueue(
         self,
@@ -96,13 +113,12 @@ class DuckDBQueue:
     ) -> bool:
         """Add one job; False (and nothing written) when the namespace already holds ``capacity``
         unfinished jobs of this kind."""
-        with self._db.tx() as con:
-            self._unfinished = None  # under the store's lock: no reader caches the old counts
+        with self._write() as con:
             if capacity is not None:
                 waiting = con.execute(
-                    "SELECT count(*) FROM extraction_queue WHERE tenant = ? AND scope = ? AND "
-                    "owner_id = ? AND kind = ? AND status IN ('pending', 'running')",
-                    [namespace.tenant, namespace.scope.value, namespace.owner_id, kind],
+                    f"SELECT count(*) FROM extraction_queue WHERE {NS_WHERE} AND kind = ? "
+                    "AND status IN ('pending', 'running')",
+                    [*ns_params(namespace), kind],
                 ).fetchall()
                 if waiting[0][0] >= capacity:
                     return False
@@ -110,9 +126,7 @@ class DuckDBQueue:
                 f"INSERT INTO extraction_queue ({', '.join(_COLS)}) VALUES ({', '.join('?' * len(_COLS))})",
                 [
                     queue_id,
-                    namespace.tenant,
-                    namespace.scope.value,
-                    namespace.owner_id,
+                    *ns_params(namespace),
                     requested_by,
                     kind,
                     json.dumps(payload, ensure_ascii=False),
@@ -138,8 +152,7 @@ class DuckDBQueue:
             "((status = 'pending' AND next_attempt_at <= $now) OR (status = 'running' AND lease_expires_at <= $now))"
             " AND list_contains($kinds, kind)"
         )
-        with self._db.tx() as con:
-            self._unfinished = None  # under the store's lock: no reader caches the old counts
+        with self._write() as con:
             # A job whose lease ran out once too often fails instead of being taken again.
             con.execute(
                 f"UPDATE extraction_queue SET status = 'failed', lease_owner = NULL, updated_at = $now, "
@@ -173,8 +186,7 @@ class DuckDBQueue:
         return bool(found)
 
     def complete(self, queue_id: str, worker: str, now: datetime, result: dict[str, Any]) -> bool:
-        with self._db.tx() as con:
-            self._unfinished = None  # under the store's lock: no reader caches the old counts
+        with self._write() as con:
             if not self._leased(con, queue_id, worker):
                 return False
             con.execute(
@@ -197,13 +209,15 @@ class DuckDBQueue:
     ) -> bool:
         """Record a failure. ``spent`` False (the provider was never reached) gives the attempt
         back; ``permanent`` (a refusal) fails the job at once; else it waits, doubling each time."""
-        with self._db.tx() as con:
-            self._unfinished = None  # under the store's lock: no reader caches the old counts
-            if not self._leased(con, queue_id, worker):
+        with self._write() as con:
+            leased = con.execute(
+                "SELECT attempts, max_attempts FROM extraction_queue "
+                "WHERE queue_id = ? AND status = 'running' AND lease_owner = ?",
+                [queue_id, worker],
+            ).fetchall()
+            if not leased:
                 return False
-            attempts, max_attempts = con.execute(
-                "SELECT attempts, max_attempts FROM extraction_queue WHERE queue_id = ?", [queue_id]
-            ).fetchall()[0]
+            attempts, max_attempts = leased[0]
             attempts = attempts if spent else attempts - 1
             done = permanent or attempts >= max_attempts
             wait = timedelta(seconds=backoff_s * 2 ** max(attempts - 1, 0))
@@ -218,13 +232,12 @@ class DuckDBQueue:
         self, namespace: Namespace, requested_by: str, queue_ids: Sequence[str] | None, now: datetime
     ) -> list[str]:
         """Put the caller's own failed jobs back in line, with fresh attempts."""
-        where = "tenant = ? AND scope = ? AND owner_id = ? AND requested_by = ? AND status = 'failed'"
-        params: list[Any] = [namespace.tenant, namespace.scope.value, namespace.owner_id, requested_by]
+        where = f"{NS_WHERE} AND requested_by = ? AND status = 'failed'"
+        params: list[Any] = [*ns_params(namespace), requested_by]
         if queue_ids is not None:
             where += " AND list_contains(?, queue_id)"
             params.append(list(queue_ids))
-        with self._db.tx() as con:
-            self._unfinished = None  # under the store's lock: no reader caches the old counts
+        with self._write() as con:
             rows = con.execute(
                 f"UPDATE extraction_queue SET status = 'pending', attempts = 0, next_attempt_at = ?, "
                 f"updated_at = ? WHERE {where} RETURNING queue_id",
@@ -234,9 +247,8 @@ class DuckDBQueue:
 
     def queue_counts(self, namespace: Namespace) -> dict[str, int]:
         rows = self._db.rows(
-            "SELECT status, count(*) FROM extraction_queue WHERE tenant = ? AND scope = ? AND "
-            "owner_id = ? GROUP BY status",
-            [namespace.tenant, namespace.scope.value, namespace.owner_id],
+            f"SELECT status, count(*) FROM extraction_queue WHERE {NS_WHERE} GROUP BY status",
+            ns_params(namespace),
         )
         counts = {s: 0 for s in STATUSES}
         counts.update({s: int(n) for s, n in rows})
@@ -245,8 +257,8 @@ class DuckDBQueue:
     def queue_rows(
         self, namespace: Namespace, requested_by: str, queue_ids: Sequence[str] | None = None
     ) -> list[QueueRow]:
-        where = "tenant = ? AND scope = ? AND owner_id = ? AND requested_by = ?"
-        params: list[Any] = [namespace.tenant, namespace.scope.value, namespace.owner_id, requested_by]
+        where = f"{NS_WHERE} AND requested_by = ?"
+        params: list[Any] = [*ns_params(namespace), requested_by]
         if queue_ids is not None:
             where += " AND list_contains(?, queue_id)"
             params.append(list(queue_ids))

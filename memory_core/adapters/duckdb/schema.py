@@ -11,6 +11,7 @@ import duckdb
 from ...graph.model import Relation
 from ...identity import Scope
 from ...model import FactVersion, Kind, Op, Provenance, Status
+from .connection import DuckDBConnection
 
 SCHEMA_VERSION = "5"
 
@@ -45,6 +46,14 @@ VERSION_COLUMNS = (
     "attrs",
 )
 COLS = ", ".join(VERSION_COLUMNS)
+
+# The latest state of every fact, optionally as the store held it at a transaction time.
+LATEST = """
+SELECT {cols} FROM memory_versions
+WHERE {where}
+QUALIFY row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1
+"""
+
 ATTRS = (
     "reinforcement_count",
     "changed_by",
@@ -230,7 +239,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
     # v4 added the entity graph tables (created below); v3 rows state no relations.
     con.execute(DDL)
     con.execute(HEADS_VIEW)
-    con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+    DuckDBConnection.set_meta(con, "schema_version", SCHEMA_VERSION)
 
 
 def utc(value: datetime | None) -> datetime | None:

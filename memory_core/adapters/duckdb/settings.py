@@ -27,14 +27,12 @@ class DuckDBSettings:
     def put_write_config(
         self, tenant: str, memory_type: str, config: dict[str, Any], at: datetime, audit: AuditEntry
     ) -> None:
-        with self._db.tx() as con:
+        with self._audit.transaction([audit]) as con:
             con.execute("DELETE FROM write_config WHERE tenant = ? AND memory_type = ?", [tenant, memory_type])
             con.execute(
                 "INSERT INTO write_config VALUES (?, ?, ?, ?)",
                 [tenant, memory_type, json.dumps(config, sort_keys=True), at],
             )
-            head = self._audit.append(con, [audit])
-        self._audit.head = head
 
     def ontology(self, tenant: str) -> tuple[int, str] | None:
         """The tenant's newest ontology: (version, markdown)."""
@@ -45,7 +43,7 @@ class DuckDBSettings:
 
     def put_ontology(self, tenant: str, markdown: str, sha256: str, at: datetime, actor: str, audit: AuditEntry) -> int:
         """Append a new version of the tenant's ontology (earlier versions are kept)."""
-        with self._db.tx() as con:
+        with self._audit.transaction([audit]) as con:
             found = con.execute(
                 "SELECT coalesce(max(version), 0) FROM ontologies WHERE tenant = ?", [tenant]
             ).fetchall()
@@ -53,6 +51,4 @@ class DuckDBSettings:
             con.execute(
                 "INSERT INTO ontologies VALUES (?, ?, ?, ?, ?, ?)", [tenant, version, markdown, sha256, at, actor]
             )
-            head = self._audit.append(con, [audit])
-        self._audit.head = head
         return version

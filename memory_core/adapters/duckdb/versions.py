@@ -17,23 +17,16 @@ from typing import Any, Callable, Iterator, Sequence
 import duckdb
 
 from ...audit import AuditEntry, AuditReport, AuditRow
-from ...identity import Namespace, Scope
+from ...identity import Namespace
 from ...model import VISIBLE_STATUSES, FactVersion
 from ...ports import Head, StagedRows, WriteBatch
 from .audit_chain import AuditChain
-from .connection import NS_WHERE, DuckDBConnection, ns_params
+from .connection import NS_WHERE, DuckDBConnection, ns_of, ns_params
 from .graph import DuckDBGraph
-from .schema import COLS, VERSION_COLUMNS, attrs_json, row_to_version, version_params
+from .schema import COLS, LATEST, VERSION_COLUMNS, attrs_json, row_to_version, version_params
 from .staging import STAGED_INSERT, arrow_versions, staged_columns
 
 ARROW_INSERT_ABOVE = 32  # rows; below this one multi-row VALUES insert is faster
-
-# The latest state of every fact, optionally as the store held it at a transaction time.
-LATEST = """
-SELECT {cols} FROM memory_versions
-WHERE {where}
-QUALIFY row_number() OVER (PARTITION BY fact_id ORDER BY version DESC) = 1
-"""
 
 KeyFacts = dict[str, FactVersion]  # fact_id -> latest state
 
@@ -155,7 +148,7 @@ class DuckDBVersions:
         )
         out: dict[Namespace, list[str]] = {}
         for tenant, scope, owner_id, key in self._db.rows(sql, [now]):
-            out.setdefault(Namespace(tenant, Scope(scope), owner_id), []).append(key)
+            out.setdefault(ns_of(tenant, scope, owner_id), []).append(key)
         return out
 
     def rows_since(self, seq: int, until: int | None = None) -> list[str]:
@@ -171,10 +164,10 @@ class DuckDBVersions:
     def new_statements(self, after_seq: int, limit: int = 10_000) -> list[tuple[int, FactVersion]]:
         """(seq, row) of first versions of facts (op set) appended after ``after_seq``."""
         rows = self._db.rows(
-            f"SELECT seq, {COLS} FROM memory_versions WHERE seq > ? AND op = 'set' ORDER BY seq LIMIT ?",
+            f"SELECT {COLS} FROM memory_versions WHERE seq > ? AND op = 'set' ORDER BY seq LIMIT ?",
             [after_seq, limit],
         )
-        return [(int(r[0]), row_to_version(r[1:])) for r in rows]
+        return [(int(r[0]), row_to_version(r)) for r in rows]  # COLS starts with seq
 
     def conflicted_namespaces(self) -> list[tuple[str, str, str]]:
         latest = LATEST.format(cols="tenant, scope, owner_id, status", where="TRUE")
@@ -267,7 +260,7 @@ class DuckDBVersions:
         """Overwrite the value (and the words kept beside it) of the given version rows in place:
         the one edit the log allows. The graph forgets what they stated."""
         with self._db.lock:
-            with self._db.tx() as con:
+            with self._audit.transaction([audit]) as con:
                 for row in rows:
                     scrubbed = dataclasses.replace(
                         row,
@@ -280,6 +273,5 @@ class DuckDBVersions:
                         [value_json, content_sha256, attrs_json(scrubbed), row.id],
                     )
                 self._graph.forget(con, sorted({r.fact_id for r in rows}))
-                self._audit.head = self._audit.append(con, [audit])
-            self._cache.clear()
+            self._forget_cache()
             self._db.con.execute("CHECKPOINT")  # fold the WAL, which still holds the old bytes

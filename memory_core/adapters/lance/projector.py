@@ -50,7 +50,6 @@ class IndexProjector:
         self.versions = versions
         self.projections = projections
         self.index = index
-        self.dim = index.dim
         self.embedder = embedder
         self.clock = clock
         self.indexable = indexable
@@ -65,10 +64,6 @@ class IndexProjector:
 
     def _embed_states(self, states: Sequence[FactVersion]) -> np.ndarray:
         return self.embedder.embed([index_text(s.key, s.value) for s in states])
-
-    @property
-    def pending(self) -> int:
-        return len(self._pending)
 
     def enqueue(
         self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None, *, hold: bool = False
@@ -122,7 +117,7 @@ class IndexProjector:
         states: Sequence[FactVersion],
         vectors: Sequence[Mapping[str, np.ndarray]],
         new_rows: NewRows | None = None,
-    ) -> bool:
+    ) -> None:
         served = [self.indexable(s) for s in states]
         keep = [s for s, ok in zip(states, served) if ok]
         drop = [s.fact_id for s, ok in zip(states, served) if not ok]
@@ -139,20 +134,28 @@ class IndexProjector:
             new = [s for s in keep if s.fact_id in fresh]
             old = [s for s in keep if s.fact_id not in fresh]
             # A fact's first row is always new to the index: append it. Later states replace.
+            # An empty side builds no table (a build costs a fraction of a millisecond even empty,
+            # on every flush), and writing an empty table does nothing.
             dim = self.index.dim
-            appended = index_table(new, gather_rows(vectors, [s.fact_id for s in new], dim), dim)
+            appended = index_table(new, gather_rows(vectors, [s.fact_id for s in new], dim), dim) if new else None
             if new_rows is None or not new_rows.count:
-                self.index.add(appended)
+                if appended is not None:
+                    self.index.add(appended)
                 if new_rows is not None:
                     new_rows.run_beside()
             else:  # one append with the caller's rows, on a thread, while the caller works here
-                writing = _INDEX_WRITER.submit(lambda: self.index.add(pa.concat_tables([appended, new_rows.data()])))
+
+                def append_all() -> None:
+                    data = new_rows.data()
+                    self.index.add(data if appended is None else pa.concat_tables([appended, data]))
+
+                writing = _INDEX_WRITER.submit(append_all)
                 new_rows.run_beside()
                 writing.result()
-            self.index.upsert(index_table(old, gather_rows(vectors, [s.fact_id for s in old], dim), dim))
+            if old:
+                self.index.upsert(index_table(old, gather_rows(vectors, [s.fact_id for s in old], dim), dim))
             self.index.delete_facts(drop)
             self._replayed.difference_update(s.fact_id for s in states)
-            return True
         # The one deliberate catch-all of the core: whatever the index or the embedder raised,
         # the primary write has committed and must stand. The failure is recorded for repair.
         except Exception as exc:  # noqa: BLE001
@@ -162,7 +165,6 @@ class IndexProjector:
                 failed += new_rows.states()
             log.warning("index write failed for %d facts; recorded for repair: %s", len(failed), exc)
             self.projections.record_projection_failure(failed, f"{type(exc).__name__}: {exc}", self.clock.now())
-            return False
 
     def repair(self) -> int:
         """Re-project every fact whose index write failed. Returns how many were repaired."""
