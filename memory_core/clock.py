@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
-from typing import Protocol
+from typing import Callable, Protocol
 
 
 class Clock(Protocol):
     def now(self) -> datetime:
         """Current instant, timezone-aware UTC."""
         ...
+
+
+# Every id a write mints comes from one of these (injected, so tests and replays are deterministic).
+IdFactory = Callable[[], str]
 
 
 class SystemClock:

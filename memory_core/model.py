@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import Any, Callable
 
 from .errors import UnknownKind
 from .graph.model import Relation
@@ -113,6 +113,10 @@ class Provenance:
             model=i.model,
             source_quote=source_quote,
         )
+
+
+# A key's newest version number (0: none), as a write or the resolver numbers its next row.
+HeadVersion = Callable[[str], int]
 
 
 @dataclass(frozen=True, slots=True)

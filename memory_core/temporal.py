@@ -27,7 +27,11 @@ def require_aware(value: datetime, field: str) -> datetime:
     return value.astimezone(timezone.utc)
 
 
-def parse_instant(text: str | datetime | None, field: str) -> datetime | None:
+# An instant as callers may give one: aware datetime, ISO-8601 text, or None ("now" / unbounded).
+Instant = datetime | str | None
+
+
+def parse_instant(text: Instant, field: str) -> datetime | None:
     """Parse an ISO-8601 instant (``Z`` accepted). ``None`` stays ``None``."""
     if text is None:
         return None

@@ -26,12 +26,11 @@ from ..services.search import SearchService
 from ..services.sql import SqlService
 from ..services.tenant_settings import TenantSettingsService
 from ..services.writes import WritesService
+from ..temporal import Instant
 from ..write.batch import BulkResult
 
 if TYPE_CHECKING:
     from .memory import Memory
-
-Instant = datetime | str | None
 
 
 def _arguments(given: dict[str, Any]) -> dict[str, Any]:

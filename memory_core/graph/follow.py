@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Callable, Mapping, Sequence
 
+from ..clock import IdFactory
 from ..lifecycle.expiry import is_anonymized
 from ..model import FactVersion, Status
 from .model import DOCUMENT, RESTORE, RETIRED, STATED, Observation, Relation, entity_id
@@ -74,7 +75,7 @@ def follow(
     linked: Mapping[str, Sequence[LinkedObservation]],
     open_by_triple: Mapping[tuple[str, str, str], Sequence[Observation]],
     holders: Callable[[str], set[str]],
-    new_id: Callable[[], str],
+    new_id: IdFactory,
 ) -> GraphChanges:
     """What a write's rows (the newest row of each fact it touched, one namespace) do to the graph.
 
@@ -172,7 +173,7 @@ def _open_match(candidates: Sequence[Observation], rel: Relation, ends: Mapping[
 
 
 def _new_observation(
-    row: FactVersion, rel: Relation, before: Sequence[LinkedObservation], seen: datetime, new_id: Callable[[], str]
+    row: FactVersion, rel: Relation, before: Sequence[LinkedObservation], seen: datetime, new_id: IdFactory
 ) -> Observation | None:
     previous = [
         lo.observation

@@ -71,8 +71,8 @@ class Relation:
             body["subject"],
             body["relation"],
             body["object"],
-            parse_instant(body.get("valid_at", body.get("valid_from")), "valid_at"),
-            parse_instant(body.get("invalid_at", body.get("valid_to")), "invalid_at"),
+            parse_instant(body.get("valid_at"), "valid_at"),  # homes before v5 are migrated on open
+            parse_instant(body.get("invalid_at"), "invalid_at"),
             body.get("subject_type"),
             body.get("object_type"),
             body.get("fact_class"),

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
+from ..clock import IdFactory
 from ..identity import Namespace
 from ..model import FactVersion
 from .follow import GraphChanges, Link, LinkedObservation, follow, holds_graph
@@ -99,7 +100,7 @@ def plan_follow(
     rows: Sequence[FactVersion],
     inputs: GraphInputs,
     single_valued: frozenset[str],
-    new_id: Callable[[], str],
+    new_id: IdFactory,
 ) -> GraphWrite:
     """The graph write of ``rows`` (the newest row of each fact the write touched, all of
     ``namespace``, oldest first)."""
@@ -137,7 +138,7 @@ def plan_follow(
     )
 
 
-def _repair_group(ws: _Workspace, subject: str, relation: str, now: datetime, new_id: Callable[[], str]) -> None:
+def _repair_group(ws: _Workspace, subject: str, relation: str, now: datetime, new_id: IdFactory) -> None:
     """The interval repair of one single-valued relation, then the one-value-current fallback."""
     observations = ws.group(subject, relation)
     ends = changed_ends(observations)

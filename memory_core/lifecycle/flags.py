@@ -6,14 +6,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Callable, Sequence
+from typing import Sequence
 
+from ..clock import IdFactory
 from ..errors import Locked, NotFound, NothingToRestore, WrongState
 from ..identity import Namespace
 from ..model import LIVE_STATUSES, VISIBLE_STATUSES, FactVersion, Op, Status
 from ..temporal import live_at
 
-IdFactory = Callable[[], str]
 RETIRING_OPS = (Op.DELETE, Op.REJECT, Op.EXPIRE, Op.SUPERSEDE, Op.ROLLBACK)
 
 

@@ -1,22 +1,16 @@
-"""The ports to time, ids and models: the clock, the id factory, the embedder, the LLM."""
+"""The ports to time, ids and models: the clock and the id factory (declared with the domain,
+which takes them too), the embedder, the LLM."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from ..clock import Clock, IdFactory
 from ..llm import LLMAnswer
 
-
-class Clock(Protocol):
-    def now(self) -> datetime:
-        """The current instant, timezone-aware UTC."""
-        ...
-
-
-IdFactory = Callable[[], str]
+__all__ = ["LLM", "Clock", "Embedder", "IdFactory"]
 
 
 class Embedder(Protocol):

@@ -6,14 +6,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any
 
-from ..model import FactVersion, Op, Status
+from ..model import FactVersion, HeadVersion, Op, Status
 from .fold import Action
 
 ACTOR = "worker:conflict-resolver"
 _LIVE = (Status.ACTIVE, Status.CONFLICTED)
-HeadVersion = Callable[[str], int]  # key -> its newest version number (0: none)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """What a search leg filters on, as a value: the one scope, the sources, and the instants.
 
 The index adapter renders it into its own filter language; the pipeline checks the same filter on
-every row it answers (``pipeline.still_admissible``), so a lagging or damaged index can never
+every row it answers (``pipeline.row_check``), so a lagging or damaged index can never
 widen an answer.
 """
 

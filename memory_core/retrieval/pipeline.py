@@ -160,12 +160,12 @@ def fuse(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest) -> Fus
     return [(rows[fid], score, per_leg[fid]) for fid, score in fused]
 
 
-def time_check(request: SearchRequest, now: datetime) -> Callable[[Mapping[str, Any]], bool]:
+def time_check(where: LegFilter) -> Callable[[Mapping[str, Any]], bool]:
     """Is a row live at ``as_of``, not expired, inside the observed-at window? On the rows'
     microseconds."""
-    as_of, now_us = micros(request.as_of), micros(now)
-    since = None if request.observed_from is None else micros(request.observed_from)
-    until = None if request.observed_to is None else micros(request.observed_to)
+    as_of, now_us = micros(where.as_of), micros(where.now)
+    since = None if where.observed_from is None else micros(where.observed_from)
+    until = None if where.observed_to is None else micros(where.observed_to)
 
     def check(row: Mapping[str, Any]) -> bool:
         expires, observed = row["expires_at"], row.get("observed_at")
@@ -179,23 +179,25 @@ def time_check(request: SearchRequest, now: datetime) -> Callable[[Mapping[str, 
     return check
 
 
-def leg_check(request: SearchRequest, now: datetime) -> Callable[[Mapping[str, Any]], bool]:
-    """The filters a leg's narrow prefilter leaves to this check: a visible status, and time."""
-    in_time = time_check(request, now)
+RowCheck = Callable[[Mapping[str, Any]], bool]
+
+
+def leg_check(in_time: RowCheck) -> RowCheck:
+    """The filters a leg's narrow prefilter leaves to this check: a visible status, and time
+    (``time_check`` of the search's filter)."""
     return lambda row: row["status"] in VISIBLE_STATUSES and in_time(row)
 
 
-def still_admissible(
-    row: Mapping[str, Any], namespace: Namespace, request: SearchRequest, in_time: Callable[[Mapping[str, Any]], bool]
-) -> bool:
-    """The filter phase, on a completed row from the row's own columns: scope, status, kind, and
-    time by ``in_time`` (``time_check`` of the request)."""
-    return (
+def row_check(where: LegFilter, in_time: RowCheck) -> RowCheck:
+    """The whole filter on a completed row, from the row's own columns: scope, status, kind, and
+    time by ``in_time`` (``time_check(where)``)."""
+    namespace, kinds = where.namespace, {k.value for k in where.kinds}
+    return lambda row: (
         row["tenant"] == namespace.tenant
         and row["scope"] == namespace.scope.value
         and row["owner_id"] == namespace.owner_id
         and row["status"] in VISIBLE_STATUSES
-        and row["kind"] in {k.value for k in request.sources}
+        and row["kind"] in kinds
         and in_time(row)
     )
 

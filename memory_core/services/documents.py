@@ -8,7 +8,7 @@ shorter body no longer has are tombstoned in the same transaction.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Sequence
 
 from ..audit import audit_entry
 from ..documents import (
@@ -25,16 +25,16 @@ from ..documents import (
 )
 from ..errors import NotFound
 from ..graph.model import DOCUMENTED_IN, Relation, entity_id
-from ..identity import Identity, Namespace, Scope
-from ..lifecycle.flags import KeyOp, decide_delete
+from ..identity import Namespace, Scope
+from ..lifecycle.flags import decide_delete
 from ..model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
 from ..ports import KeyChange
-from ..session import Commit, Session
+from ..session import Commit, RunService
 from ..session.bulk import run_bulk
+from ..session.keys import read_key
 from ..session.reads import fact_at_time, live_keys
+from ..temporal import Instant
 from ..write.settle import entry_request
-
-Instant = datetime | str | None
 
 
 def _entity_links(meta: dict[str, Any], key: str) -> tuple[Relation, ...] | None:
@@ -52,9 +52,15 @@ def _entity_links(meta: dict[str, Any], key: str) -> tuple[Relation, ...] | None
     )
 
 
-class DocumentsService:
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
+class DocumentsService(RunService):
+    def _tombstones(self, namespace: Namespace, keys: Sequence[str], now: datetime) -> list[KeyChange]:
+        """A tombstone for each of ``keys`` still visible (the caller holds the session's lock)."""
+        changes = []
+        for key in keys:
+            op = read_key(self.session, namespace, key, self.identity.actor, now)
+            if any(s.status.value in VISIBLE_STATUSES for s in op.states):
+                changes.append(KeyChange(namespace, key, decide_delete(op).rows))
+        return changes
 
     def _chunk_keys(self, namespace: Namespace, doc_key: str) -> list[str]:
         prefix = chunk_key(doc_key, 0)[:-4]
@@ -97,12 +103,8 @@ class DocumentsService:
         ]
         requests = [entry_request(namespace, i, e, provenance, now) for i, e in enumerate(entries)]
         with session.locked():
-            stale = []
-            for key in self._chunk_keys(namespace, doc_key)[len(chunks) :]:
-                states = tuple(session.versions.fact_states(namespace, key))
-                if any(s.status.value in VISIBLE_STATUSES for s in states):
-                    op = KeyOp(namespace, key, states, self.identity.actor, now, session.new_id)
-                    stale.extend(decide_delete(op).rows)
+            retired = self._tombstones(namespace, self._chunk_keys(namespace, doc_key)[len(chunks) :], now)
+            stale = [r for c in retired for r in c.rows]
             result = run_bulk(session, requests, check_cap=0, operation="doc_put", extra=stale)
         verdict = "unchanged" if not result.written else "written"
         return WriteResult(
@@ -157,12 +159,7 @@ class DocumentsService:
         now = session.clock.now()
         with session.locked():
             keys = [doc_row_key(doc_key), *self._chunk_keys(namespace, doc_key)]
-            changes = []
-            for key in keys:
-                states = tuple(session.versions.fact_states(namespace, key))
-                if any(s.status.value in VISIBLE_STATUSES for s in states):
-                    rows = decide_delete(KeyOp(namespace, key, states, self.identity.actor, now, session.new_id)).rows
-                    changes.append(KeyChange(namespace, key, rows))
+            changes = self._tombstones(namespace, keys, now)
             if not changes:
                 raise NotFound(f"no document {doc_key!r} in scope {namespace.scope.value}", doc_key=doc_key)
             rows = tuple(r for c in changes for r in c.rows)

@@ -24,7 +24,7 @@ from ..lifecycle.flags import decide_delete
 from ..llm import LLMMalformed, LLMRefused, LLMUnavailable
 from ..model import FactVersion, Provenance, WriteResult
 from ..ports import QueueRow
-from ..session import Session
+from ..session import RunService, Session
 from ..session.bulk import write_entries
 from ..session.keys import decide_key
 from ..session.point import set_value
@@ -32,12 +32,9 @@ from ..session.reads import known_types, live_keys
 from ..temporal import iso, parse_instant
 
 
-class _StepWriter:
+class _StepWriter(RunService):
     """What an extraction step may do to memory (``extraction.pipeline.StepTool``), as the run
     that extracts: the caller's identity, in the transcript's session, attributed to the model."""
-
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
 
     def list(self, *, scope: str | Scope = Scope.USER) -> list[FactVersion]:
         return live_keys(self.session, self.identity.namespace(scope), None, None)
@@ -56,10 +53,7 @@ class _StepWriter:
         return known_types(self.session, self.identity, subject)
 
 
-class ExtractionService:
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
-
+class ExtractionService(RunService):
     def set_from_messages(
         self,
         messages: Sequence[dict[str, Any]],

@@ -13,12 +13,11 @@ from ..errors import InvalidInput
 from ..graph.answers import GraphFact, GraphRecall
 from ..graph.follow import Link
 from ..graph.model import DOCUMENTED_IN, Observation, entity_id, relation_name
-from ..identity import Identity, Namespace, Scope
-from ..session import Session
-from ..temporal import parse_instant
+from ..identity import Namespace, Scope
+from ..session import RunService
+from ..temporal import Instant, parse_instant
 
 MAX_HOPS = 3
-Instant = datetime | str | None
 
 
 def _entity(value: Any, field_name: str) -> str:
@@ -27,10 +26,7 @@ def _entity(value: Any, field_name: str) -> str:
     return entity_id(value)
 
 
-class GraphService:
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
-
+class GraphService(RunService):
     def _current(
         self, namespace: Namespace, entities: list[str], when: datetime, *, as_subject_only: bool = False
     ) -> list[tuple[Observation, list[Link]]]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..audit import audit_entry
 from ..errors import InvalidInput
-from ..identity import Identity, Scope
+from ..identity import Scope
 from ..lifecycle.flags import Decision, KeyOp, decide_delete, decide_delete_version, decide_flag, decide_restore
 from ..lifecycle.history import (
     REDACTED_JSON,
@@ -22,7 +22,7 @@ from ..lifecycle.history import (
 )
 from ..model import Op, Provenance, WriteResult
 from ..ports import KeyChange
-from ..session import Commit, Session
+from ..session import Commit, RunService
 from ..session.bulk import run_bulk
 from ..session.keys import decide_key, key_op
 from ..temporal import parse_instant
@@ -30,10 +30,7 @@ from ..values import content_sha256
 from ..write.settle import entry_request
 
 
-class LifecycleService:
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
-
+class LifecycleService(RunService):
     def flag(self, key: str, *, scope: str | Scope, kind: Op) -> WriteResult:
         """lock, unlock, pin, unpin, promote, demote, reject."""
         return decide_key(self.session, self.identity, key, scope, lambda op: decide_flag(op, kind), kind.value)

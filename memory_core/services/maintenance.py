@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from ..audit import audit_entry
 from ..lifecycle.expiry import decide_expiry
-from ..lifecycle.flags import KeyOp
 from ..ports import KeyChange
 from ..session import Commit, Session
+from ..session.keys import read_key
 
 
 class ExpiryService:
@@ -23,8 +23,7 @@ class ExpiryService:
             changes, audits = [], []
             with session.locked():
                 for key in keys:
-                    states = tuple(session.versions.fact_states(ns, key))
-                    op = KeyOp(ns, key, states, actor, now, session.new_id)
+                    op = read_key(session, ns, key, actor, now)
                     decision = decide_expiry(op)
                     if decision.rows:
                         changes.append(KeyChange(ns, key, decision.rows))

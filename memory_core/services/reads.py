@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from ..errors import NotFound
-from ..identity import Identity, Scope
+from ..identity import Scope
 from ..model import FactVersion
-from ..session import Session
+from ..session import RunService
 from ..session.reads import fact_at_time, live_keys
+from ..temporal import Instant
 from ..write.settle import validate_key
 
-Instant = datetime | str | None
 
-
-class ReadsService:
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
-
+class ReadsService(RunService):
     def get(self, key: str, *, scope: str | Scope, as_of: Instant, known_at: Instant) -> FactVersion | None:
         return fact_at_time(self.session, self.identity.namespace(scope), key, as_of, known_at)
 

@@ -10,11 +10,11 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import InvalidInput, NotFound, PinnedConflict, WrongState
-from ..identity import Identity, Namespace, Scope
+from ..identity import Namespace, Scope
 from ..model import FactVersion, Status
 from ..resolver.actions import holds
 from ..resolver.fold import Action
-from ..session import Session
+from ..session import RunService, Session
 from ..session.resolution import apply_pair
 
 
@@ -54,10 +54,7 @@ class ReviewDecision:
         }
 
 
-class ReviewService:
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
-
+class ReviewService(RunService):
     def review_queue(self, *, scope: str | Scope) -> list[ReviewItem]:
         """The scope's conflicted rows, each with its flagged peers and what judges said of them."""
         namespace = self.identity.namespace(scope)

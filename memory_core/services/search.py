@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
-from ..identity import Identity, Namespace, Scope
+from ..identity import Namespace
 from ..model import Kind
 from ..ports import Embedder, IndexReader, SearchIndex
 from ..retrieval.filters import LegFilter
@@ -22,6 +22,7 @@ from ..retrieval.pipeline import (
     SERVED_SOURCES,
     Fused,
     Plan,
+    RowCheck,
     admissible_top,
     assemble,
     fuse,
@@ -30,7 +31,7 @@ from ..retrieval.pipeline import (
     leg_scores,
     names_identifier,
     plan,
-    still_admissible,
+    row_check,
     time_check,
     to_hit,
     verdict,
@@ -39,9 +40,8 @@ from ..retrieval.recipes import Recipe, get_recipe
 from ..retrieval.rows import HIT_COLUMNS
 from ..retrieval.settle import settle
 from ..retrieval.types import SearchRequest, SearchResult
-from ..session import Session
+from ..session import RunService
 
-Instant = datetime | str | None
 _LEG_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memcore-leg")
 
 
@@ -88,23 +88,17 @@ def run_legs(
     return out
 
 
-def complete(
-    reader: IndexReader | None, fused: Fused, want: int, namespace: Namespace, request: SearchRequest, now: datetime
-) -> Fused:
+def complete(reader: IndexReader | None, fused: Fused, want: int, admissible: RowCheck) -> Fused:
     """The first ``want`` fused rows, completed with the columns a hit shows and checked once more
     from their own columns: a damaged or lagging index can never widen an answer past its scope or
     time. A row that fails (or left the index in between) gives its place to the next one."""
     kept: Fused = []
-    start, in_time = 0, time_check(request, now)
+    start = 0
     while reader is not None and len(kept) < want and start < len(fused):
         batch = fused[start : start + want - len(kept)]
         start += len(batch)
         reader.complete([row for row, _, _ in batch], HIT_COLUMNS)
-        kept.extend(
-            item
-            for item in batch
-            if not item[0].get("_gone") and still_admissible(item[0], namespace, request, in_time)
-        )
+        kept.extend(item for item in batch if not item[0].get("_gone") and admissible(item[0]))
     return kept
 
 
@@ -116,13 +110,15 @@ def search_index(
     started = time.perf_counter()
     the_plan = plan(request, recipe)
     reader = index.reader()
-    legs = run_legs(reader, embedder, the_plan, leg_filter(namespace, request, now), timings, leg_check(request, now))
+    where = leg_filter(namespace, request, now)
+    in_time = time_check(where)
+    legs = run_legs(reader, embedder, the_plan, where, timings, leg_check(in_time))
     fused = fuse(legs, recipe, request)
     # The legs returned a few columns; complete the rows the answer shows. The verdict reads only
     # the top hit, unless the query names an identifier: then every candidate's text is searched.
     hydrating = time.perf_counter()
     want = len(fused) if names_identifier(request.query) else request.k
-    shown = complete(reader, fused, want, namespace, request, now)
+    shown = complete(reader, fused, want, row_check(where, in_time))
     timings["hydrate"] = (time.perf_counter() - hydrating) * 1000
     hits = [to_hit(row, score, per_leg) for row, score, per_leg in shown]
     code = verdict(request.query, hits, recipe)
@@ -143,65 +139,16 @@ def search_index(
     )
 
 
-class SearchService:
+class SearchService(RunService):
     """``recall`` and ``search`` of the Memory tool."""
 
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
+    # The tool's signatures name and type every option; here they pass through to ``settle``,
+    # which checks them. Only the planes read by default differ.
+    def recall(self, query: str, *, sources: Iterable[str | Kind] | None, **options: Any) -> SearchResult:
+        return self._run(query, sources=(Kind.FACT, Kind.NOTE) if sources is None else sources, **options)
 
-    def recall(
-        self,
-        query: str,
-        *,
-        scope: str | Scope,
-        k: int,
-        recipe: str,
-        as_of: Instant,
-        sources: Iterable[str | Kind] | None,
-        observed_from: Instant,
-        observed_to: Instant,
-        token_budget: int | None,
-        participants: Iterable[str],
-    ) -> SearchResult:
-        return self._run(
-            query,
-            scope=scope,
-            k=k,
-            recipe=recipe,
-            as_of=as_of,
-            sources=sources if sources is not None else (Kind.FACT, Kind.NOTE),
-            observed_from=observed_from,
-            observed_to=observed_to,
-            token_budget=token_budget,
-            participants=participants,
-        )
-
-    def search(
-        self,
-        query: str,
-        *,
-        scope: str | Scope,
-        k: int,
-        recipe: str,
-        as_of: Instant,
-        sources: Iterable[str | Kind] | None,
-        observed_from: Instant,
-        observed_to: Instant,
-        token_budget: int | None,
-        participants: Iterable[str],
-    ) -> SearchResult:
-        return self._run(
-            query,
-            scope=scope,
-            k=k,
-            recipe=recipe,
-            as_of=as_of,
-            sources=sources if sources is not None else tuple(Kind),
-            observed_from=observed_from,
-            observed_to=observed_to,
-            token_budget=token_budget,
-            participants=participants,
-        )
+    def search(self, query: str, *, sources: Iterable[str | Kind] | None, **options: Any) -> SearchResult:
+        return self._run(query, sources=tuple(Kind) if sources is None else sources, **options)
 
     def _run(self, query: Any, **kwargs: Any) -> SearchResult:
         session = self.session

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..identity import Identity, Scope
+from ..identity import Scope
 from ..ports import SqlResult
-from ..session import Session
+from ..session import RunService
 
 
-class SqlService:
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
-
+class SqlService(RunService):
     def run(
         self,
         statement: str,

@@ -9,19 +9,16 @@ from typing import Any, Iterable
 
 from ..audit import audit_entry
 from ..errors import AdminRequired
-from ..identity import Identity, Scope
+from ..identity import Scope
 from ..placement import Ontology, Placement, parse_ontology
-from ..session import Session
+from ..session import RunService
 from ..session.reads import known_types, ontology_of, place_fact, placement
 from ..values import canonical_json, content_sha256
 from ..write.settle import validate_memory_type
 from ..write.tenant_config import parse_tenant_config, parse_type_config, to_stored
 
 
-class TenantSettingsService:
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
-
+class TenantSettingsService(RunService):
     def _require_admin(self) -> None:
         if not self.identity.admin:
             raise AdminRequired("changing write settings needs an admin grant")

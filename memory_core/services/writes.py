@@ -6,9 +6,9 @@ import dataclasses
 from typing import Any, Sequence
 
 from ..errors import InvalidInput
-from ..identity import Identity, Scope
+from ..identity import Scope
 from ..model import Provenance, WriteResult
-from ..session import Session
+from ..session import RunService
 from ..session.bulk import run_bulk, write_entries
 from ..session.point import set_value
 from ..write.batch import BulkResult, import_key, import_requests
@@ -20,10 +20,7 @@ IMPORT_FIELDS = frozenset(
 )
 
 
-class WritesService:
-    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
-        self.session, self.identity, self.origin = session, identity, origin
-
+class WritesService(RunService):
     def _provenance(self) -> Provenance:
         return Provenance.of(self.identity, self.origin)
 
@@ -59,8 +56,8 @@ class WritesService:
 
         to_write, left = [], []
         for req in import_requests(list(items), request):
-            states = self.session.versions.fact_states(namespace, req.key)
-            if states and max(states, key=lambda s: s.version).status.value not in ("active", "conflicted"):
+            head = self.session.versions.head(namespace, req.key)
+            if head is not None and head.status not in ("active", "conflicted"):
                 left.append(req.key)  # deleted, retired, rejected or proposed: the owner's call stands
             else:
                 to_write.append(req)

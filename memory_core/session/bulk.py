@@ -35,8 +35,8 @@ from ..write.request import SetRequest, SetState
 from ..write.settle import entry_request, label_entry
 from .bulk_entries import Fresh, Overlay, fresh_entry, fresh_parts, judge, renumber, through_phases
 from .bulk_tail import Tail
-from .bulk_vectors import BatchVectors, TailVectors
-from .core import Commit
+from .bulk_vectors import BatchVectors, TailVectors, rows_of
+from .core import Commit, key_changes
 
 if TYPE_CHECKING:
     from .core import Session
@@ -145,9 +145,6 @@ def _run_bulk(
         tail_rows: list[FactVersion] = []
         if written or tail.count or snapshot is not None:
             written = renumber(session, namespace, written)
-            by_key: dict[str, list[FactVersion]] = {}
-            for row in written:
-                by_key.setdefault(row.key, []).append(row)
             ids = [r.id for r in written] + tail.ids
             digest = hashlib.sha256(",".join(ids).encode()).hexdigest()
             actor = requests[0].provenance.actor
@@ -159,7 +156,8 @@ def _run_bulk(
             # The entries no peer check needed are embedded on a worker while the rows are
             # written; the transaction commits only once they are, so a failed call writes nothing.
             index = session.index
-            if index is not None and tail.embedded:
+            index_tail = index is not None and bool(tail.embedded)
+            if index_tail:
                 vectors.embed_rest(
                     lambda texts, matrix: index.build_rows(
                         tail.embedded_column, tail.index_texts(texts), matrix, tail.namespace
@@ -167,9 +165,9 @@ def _run_bulk(
                 )
             else:
                 vectors.embed_rest()
-            changes = tuple(KeyChange(namespace, k, tuple(v)) for k, v in by_key.items())
+            changes = key_changes(namespace, written)
             # Still under the lock: no other write may miss the tail's keys in the cache.
-            tail_rows = _commit(session, changes, audit, snapshot, judged, tail, vectors)
+            tail_rows = _commit(session, changes, audit, snapshot, judged, tail, vectors, index_tail)
     return _result((*written, *tail_rows), verdicts, skipped, checked, unchecked)
 
 
@@ -197,6 +195,7 @@ def _commit(
     judged: Sequence[SetState | Fresh],
     tail: Tail,
     vectors: BatchVectors,
+    index_tail: bool,
 ) -> list[FactVersion]:
     """The batch's one commit: its rows and the tail's staged columns in one transaction, then one
     index write for its new facts (the row states' and the tail's, whose index rows the worker
@@ -215,10 +214,10 @@ def _commit(
             tail.namespace,
             [tail.ids[tail.embedded[n]] for n in facts],
             [tail.requests[tail.embedded[n]].key for n in facts],
-            value_vectors if len(facts) == len(value_vectors) else value_vectors[facts],
+            rows_of(value_vectors, facts),
         )
 
-    if session.index is not None and tail.embedded:
+    if index_tail:
         new_rows = NewRows(
             len(tail.embedded), vectors.tail_rows, lambda: [rows[i] for i in tail.embedded], build_rows, tail_peers
         )
@@ -233,7 +232,6 @@ def _commit(
             staged=tail if tail.count else None,
             before_commit=vectors.wait,
             new_rows=new_rows,
-            flush=True,
         )
     )
     return rows

@@ -13,15 +13,15 @@ import numpy as np
 from ..errors import PinnedConflict
 from ..identity import Namespace
 from ..model import FactVersion
-from ..texts import value_text
 from ..timeline import StatementPlan
 from ..values import content_sha256
 from ..write import phases
 from ..write.outcome import verdict_rows
 from ..write.request import SetRequest, SetState
 from ..write.tenant_config import resolve_threshold
-from ..write.verdicts import Peer, Verdict
+from ..write.verdicts import Verdict
 from .bulk_vectors import BatchVectors
+from .point import PEER_READ_LIMIT
 
 if TYPE_CHECKING:
     from .core import Session
@@ -145,11 +145,7 @@ def fresh_entry(
 
 def through_phases(session: Session, config, request: SetRequest, overlay: Overlay) -> SetState:
     state = phases.resolve_type(SetState(request, config))
-    state = phases.fetch_live(state, overlay.states(request.key))
-    state = phases.guard(state)
-    state = phases.expiry(state)
-    state = phases.prepare(state)
-    state = phases.preconditions(state)
+    state = phases.check_live(state, overlay.states(request.key))
     if _unchanged(state):
         return dataclasses.replace(state, rows=())
     return phases.build_rows(state, session.new_id)
@@ -166,36 +162,18 @@ def judge(
     calibration = session.calibration()
     matrix = vectors.first[1]
     floors = [resolve_threshold(prepared[i].type_config, prepared[i].config.tenant, calibration).value for i in checked]
-    stored = session.peers.nearest(namespace, matrix, min(floors), 16)
+    stored = session.peers.nearest(namespace, matrix, min(floors), PEER_READ_LIMIT)
     intra = matrix @ matrix.T
     out = list(prepared)
     for n, i in enumerate(checked):
         state = out[i].as_state() if isinstance(out[i], Fresh) else out[i]
-        r = state.request
-        peers = []
-        for fact_id, key, cosine in stored[n]:
-            fact = overlay.fact(key, fact_id)
-            if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
-                peers.append(
-                    Peer(fact.fact_id, key, value_text(fact.value), cosine, fact.valid_at, fact.pinned, fact.locked)
-                )
+        found = [phases.peer_of(overlay.fact(key, fact_id), state, cosine) for fact_id, key, cosine in stored[n]]
         for m in np.nonzero(intra[n, :n] >= floors[n])[0]:  # earlier entries of the batch, as they stand now
             earlier = out[checked[m]]
-            if not earlier.rows or earlier.request.key == r.key:
-                continue
-            fact = overlay.fact(earlier.request.key, earlier.rows[-1].fact_id)
-            if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
-                peers.append(
-                    Peer(
-                        fact.fact_id,
-                        fact.key,
-                        value_text(fact.value),
-                        float(intra[n, m]),
-                        fact.valid_at,
-                        fact.pinned,
-                        fact.locked,
-                    )
-                )
+            if earlier.rows and earlier.request.key != state.request.key:
+                fact = overlay.fact(earlier.request.key, earlier.rows[-1].fact_id)
+                found.append(phases.peer_of(fact, state, float(intra[n, m])))
+        peers = [p for p in found if p is not None]
         try:
             state = phases.peer_verdict(state, peers, calibration)
         except PinnedConflict:
@@ -221,8 +199,7 @@ def renumber(session: Session, namespace: Namespace, rows: list[FactVersion]) ->
     out, next_version = [], {}
     for row in rows:
         if row.key not in next_version:
-            head = session.versions.head(namespace, row.key)
-            next_version[row.key] = (head.version if head else 0) + 1
+            next_version[row.key] = session.head_version(namespace, row.key) + 1
         out.append(
             row if row.version == next_version[row.key] else dataclasses.replace(row, version=next_version[row.key])
         )

@@ -155,14 +155,14 @@ class BatchVectors:
             facts = [n for n in landed if judged[entries[n]].rows[-1].kind is Kind.FACT]
             ids.extend(judged[entries[n]].rows[-1].fact_id for n in landed)
             fact_ids.extend(judged[entries[n]].rows[-1].fact_id for n in facts)
-            index_parts.append(_rows_of(index, landed))
-            value_parts.append(_rows_of(value, facts))
+            index_parts.append(rows_of(index, landed))
+            value_parts.append(rows_of(value, facts))
         return VectorRows(ids, _joined(index_parts)), VectorRows(fact_ids, _joined(value_parts))
 
 
 # Each fresh copy of a batch's matrix (100k x 256 float32) costs up to a quarter of a second in
 # page faults on this project's machine: rows are copied only when some are left out.
-def _rows_of(matrix: np.ndarray, rows: list[int]) -> np.ndarray:
+def rows_of(matrix: np.ndarray, rows: list[int]) -> np.ndarray:
     return matrix if len(rows) == len(matrix) else matrix[rows]
 
 

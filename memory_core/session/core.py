@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager, Mapping
+from typing import Any, Callable, ContextManager, Iterable, Mapping
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from ..audit import AuditEntry
 from ..errors import InvalidInput
 from ..extraction.pipeline import ExtractionSettings
 from ..extraction.rules import RuleExtractor
-from ..identity import Namespace
+from ..identity import Identity, Namespace
 from ..lifecycle.expiry import is_anonymized
 from ..model import VISIBLE_STATUSES, FactVersion, Kind
 from ..ports import (
@@ -49,6 +49,14 @@ from .graph import follow_graph
 IndexPorts = tuple[IndexSink, SearchIndex]
 
 
+def key_changes(namespace: Namespace, rows: Iterable[FactVersion]) -> tuple[KeyChange, ...]:
+    """``rows`` grouped by key, keys in the order they first appear, rows in theirs."""
+    by_key: dict[str, list[FactVersion]] = {}
+    for row in rows:
+        by_key.setdefault(row.key, []).append(row)
+    return tuple(KeyChange(namespace, key, tuple(group)) for key, group in by_key.items())
+
+
 @dataclass(frozen=True)
 class Commit:
     """One write, decided: the rows it appends by key, its audit rows, and what the index and the
@@ -57,8 +65,8 @@ class Commit:
     A batch also gives ``staged`` (its fresh entries as columns), ``before_commit`` (waited on
     inside the transaction: if it raises nothing is written), ``landed`` (its vectors, known once
     a worker finished them beside the insert) and ``new_rows`` (the index rows of the staged
-    facts): its index write happens in the commit (``flush``), beside the work ``new_rows``
-    carries."""
+    facts): with ``new_rows`` the index write happens in the commit, beside the work they
+    carry."""
 
     changes: tuple[KeyChange, ...]
     audits: tuple[AuditEntry, ...]
@@ -69,11 +77,18 @@ class Commit:
     staged: StagedRows | None = None
     before_commit: Callable[[], None] | None = None
     new_rows: NewRows | None = None
-    flush: bool = False
 
     @property
     def rows(self) -> tuple[FactVersion, ...]:
         return tuple(r for c in self.changes for r in c.rows)
+
+
+class RunService:
+    """A service bound to one run: the session's ports, the run's identity, and the origin its
+    writes record in their provenance."""
+
+    def __init__(self, session: Session, identity: Identity, origin: str) -> None:
+        self.session, self.identity, self.origin = session, identity, origin
 
 
 class Session:
@@ -97,7 +112,6 @@ class Session:
         self.ledger = store.ledger
         self.settings = store.settings
         self.projections = store.projections
-        self.inspection = store.inspection
         self.clock = clock
         self.new_id = new_id
         self.embedder = embedder
@@ -212,6 +226,11 @@ class Session:
             return False
         return self.write_config(state.tenant).embedded(state.memory_type)
 
+    def head_version(self, namespace: Namespace, key: str) -> int:
+        """The key's newest stored version number (0: none)."""
+        head = self.versions.head(namespace, key)
+        return head.version if head else 0
+
     def calibration(self) -> float | None:
         """The embedder's own conflict threshold, when it declares one."""
         return getattr(self.embedder, "conflict_threshold", None)
@@ -221,8 +240,8 @@ class Session:
     def locked(self) -> ContextManager[None]:
         return self.versions.locked()
 
-    def commit(self, write: Commit) -> tuple[FactVersion, ...]:
-        """Apply one decided write (see the module's lock rule). Answers the rows it appended."""
+    def commit(self, write: Commit) -> None:
+        """Apply one decided write (see the module's lock rule)."""
         rows = write.rows
         with self.versions.locked():
             # Opened before the transaction: an index that cannot be opened (another embedder's)
@@ -237,13 +256,12 @@ class Session:
             )
             index_vectors, peer_vectors = write.landed() if write.landed else (write.index_vectors, write.peer_vectors)
             if index is not None:
-                index.enqueue(rows, index_vectors, hold=write.flush)
-                if write.flush:
+                index.enqueue(rows, index_vectors, hold=write.new_rows is not None)
+                if write.new_rows is not None:
                     index.flush(write.new_rows)
             elif write.new_rows is not None:
                 write.new_rows.done()
             self._keep_peers(rows, peer_vectors, write.new_rows)
-        return rows
 
     def redact(self, rows: tuple[FactVersion, ...], value_json: str, content_sha256: str, audit: AuditEntry) -> None:
         """The one write that is not an append: overwrite these rows' value in the log, and make the

@@ -3,10 +3,11 @@ and the rows a pure decision (``lifecycle.flags``) appends, with one audit row."
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
 from ..audit import audit_entry
-from ..identity import Identity, Scope
+from ..identity import Identity, Namespace, Scope
 from ..lifecycle.flags import Decision, KeyOp
 from ..model import WriteResult
 from ..ports import KeyChange
@@ -17,12 +18,15 @@ if TYPE_CHECKING:
     from .core import Session
 
 
-def key_op(session: Session, identity: Identity, key: str, scope: str | Scope) -> KeyOp:
+def read_key(session: Session, namespace: Namespace, key: str, actor: str, now: datetime) -> KeyOp:
     """The key's facts as they stand (the caller holds the session's lock)."""
+    return KeyOp(namespace, key, tuple(session.versions.fact_states(namespace, key)), actor, now, session.new_id)
+
+
+def key_op(session: Session, identity: Identity, key: str, scope: str | Scope) -> KeyOp:
+    """``read_key`` for a run's key in one of its scopes, now."""
     key = validate_key(key)
-    namespace = identity.namespace(scope)
-    states = tuple(session.versions.fact_states(namespace, key))
-    return KeyOp(namespace, key, states, identity.actor, session.clock.now(), session.new_id)
+    return read_key(session, identity.namespace(scope), key, identity.actor, session.clock.now())
 
 
 def commit_decision(session: Session, op: KeyOp, decision: Decision, audit_op: str) -> WriteResult:

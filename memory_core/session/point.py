@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
@@ -12,16 +13,16 @@ import numpy as np
 from ..audit import audit_entry
 from ..errors import EmbedderUnavailable
 from ..identity import Identity, Namespace, Scope
-from ..model import FactVersion, Kind, Provenance, WriteResult
-from ..ports import Embedder, KeyChange
-from ..texts import texts_to_embed, value_text
+from ..model import HeadVersion, Kind, Provenance, WriteResult
+from ..ports import Embedder
+from ..texts import texts_to_embed
 from ..write import phases
-from ..write.outcome import FactLookup, HeadVersion, result_verdict, verdict_rows, write_details
+from ..write.outcome import FactLookup, result_verdict, verdict_rows, write_details
 from ..write.request import SetRequest, SetState
 from ..write.settle import make_request
 from ..write.tenant_config import resolve_threshold
 from ..write.verdicts import Peer
-from .core import Commit
+from .core import Commit, key_changes
 from .reads import place_fact
 
 if TYPE_CHECKING:
@@ -31,23 +32,16 @@ PEER_READ_LIMIT = 16
 
 
 def _store_lookups(session: Session, ns: Namespace) -> tuple[FactLookup, HeadVersion]:
-    def head_version(key: str) -> int:
-        head = session.versions.head(ns, key)
-        return head.version if head else 0
-
-    return (lambda key, fact_id: session.versions.fact_state(ns, key, fact_id)), head_version
+    return (lambda key, fact_id: session.versions.fact_state(ns, key, fact_id)), partial(session.head_version, ns)
 
 
 def gather_peers(session: Session, state: SetState, vector: np.ndarray, floor: float) -> list[Peer]:
-    r = state.request
-    out = []
-    for fact_id, key, cosine in session.peers.nearest(r.namespace, vector[None, :], floor, PEER_READ_LIMIT)[0]:
-        fact = session.versions.fact_state(r.namespace, key, fact_id)
-        if fact is not None and phases.eligible_peer(fact, r.key, state.memory_type, r.now):
-            out.append(
-                Peer(fact.fact_id, fact.key, value_text(fact.value), cosine, fact.valid_at, fact.pinned, fact.locked)
-            )
-    return out
+    ns = state.request.namespace
+    found = session.peers.nearest(ns, vector[None, :], floor, PEER_READ_LIMIT)[0]
+    peers = (
+        phases.peer_of(session.versions.fact_state(ns, key, fact_id), state, cosine) for fact_id, key, cosine in found
+    )
+    return [p for p in peers if p is not None]
 
 
 def embed_texts(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
@@ -85,11 +79,7 @@ def run_set(session: Session, request: SetRequest) -> WriteResult:
     state = phases.resolve_type(SetState(request, session.write_config(request.namespace.tenant)))
     embedder = session.embedder
     with session.locked():
-        state = phases.fetch_live(state, session.versions.fact_states(request.namespace, request.key))
-        state = phases.guard(state)
-        state = phases.expiry(state)
-        state = phases.prepare(state)
-        state = phases.preconditions(state)
+        state = phases.check_live(state, session.versions.fact_states(request.namespace, request.key))
         state = phases.build_rows(state, session.new_id)
         vector = peer_vector = None
         peer_check = "not_embedded"
@@ -108,11 +98,6 @@ def run_set(session: Session, request: SetRequest) -> WriteResult:
         details = write_details(state, peer_check)
         if request.dry_run:
             return WriteResult(result_verdict(state), request.key, (), {**details, "dry_run": True})
-        changes = [KeyChange(request.namespace, request.key, state.rows)] if state.rows else []
-        by_key: dict[str, list[FactVersion]] = {}
-        for row in state.peer_rows:
-            by_key.setdefault(row.key, []).append(row)
-        changes += [KeyChange(request.namespace, key, tuple(rows)) for key, rows in by_key.items()]
         written = (*state.rows, *state.peer_rows)
         if written:
             op = "set" if state.rows else f"set:{state.verdict.kind}"
@@ -129,7 +114,7 @@ def run_set(session: Session, request: SetRequest) -> WriteResult:
             fact_id = state.rows[-1].fact_id if vector is not None and state.rows else None
             session.commit(
                 Commit(
-                    tuple(changes),
+                    key_changes(request.namespace, written),
                     (audit,),
                     index_vectors={fact_id: vector} if fact_id else {},
                     peer_vectors={fact_id: peer_vector} if fact_id and state.rows[-1].kind is Kind.FACT else {},

@@ -13,14 +13,12 @@ from ..identity import Identity, Namespace, Scope
 from ..model import VISIBLE_STATUSES, FactVersion
 from ..placement import Ontology, Placement, parse_ontology
 from ..placement import decide as decide_placement
-from ..temporal import parse_instant
+from ..temporal import Instant, parse_instant
 from ..timeline import FactState, fact_at
 from ..write.settle import validate_key
 
 if TYPE_CHECKING:
     from .core import Session
-
-Instant = datetime | str | None
 
 
 def read_times(now: datetime, as_of: Instant, known_at: Instant) -> tuple[datetime, datetime | None]:

@@ -4,15 +4,15 @@ one hash-only audit row, and one resolver record."""
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..audit import audit_entry
 from ..identity import Namespace
 from ..model import FactVersion
-from ..ports import KeyChange
 from ..resolver.actions import pair_rows, resolution_record
 from ..resolver.fold import Action
-from .core import Commit
+from .core import Commit, key_changes
 
 if TYPE_CHECKING:
     from .core import Session
@@ -32,19 +32,11 @@ def apply_pair(
     reason: str = "",
 ) -> list[FactVersion]:
     """The caller holds the session's lock and has re-read both rows."""
-
-    def head_version(key: str) -> int:
-        head = session.versions.head(ns, key)
-        return head.version if head else 0
-
-    rows = pair_rows(head_version, row, peer, action, now, session.new_id(), actor)
+    rows = pair_rows(partial(session.head_version, ns), row, peer, action, now, session.new_id(), actor)
     if not rows:
         return []
     audit = audit_entry(ns, row.key, "conflict_resolver", rows, None, actor, now)
-    by_key: dict[str, list[FactVersion]] = {}
-    for r in rows:
-        by_key.setdefault(r.key, []).append(r)
-    session.commit(Commit(tuple(KeyChange(ns, k, tuple(v)) for k, v in by_key.items()), (audit,)))
+    session.commit(Commit(key_changes(ns, rows), (audit,)))
     record = resolution_record(session.new_id(), row, peer, action, verdict, confidence, judge, now, reason)
     session.ledger.record_resolution(record)
     return rows

@@ -6,13 +6,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from ..model import FactVersion, Op, Status
-from .phases import IdFactory
+from ..clock import IdFactory
+from ..model import FactVersion, HeadVersion, Op, Status
 from .request import SetState
 from .verdicts import Peer
 
 FactLookup = Callable[[str, str], FactVersion]  # (key, fact_id) -> the fact's latest state
-HeadVersion = Callable[[str], int]  # key -> the key's newest version number (0: none)
 
 
 def verdict_rows(state: SetState, fact: FactLookup, head_version: HeadVersion, new_id: IdFactory) -> SetState:

@@ -11,8 +11,9 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable, Sequence
+from typing import Sequence
 
+from ..clock import IdFactory
 from ..errors import (
     Blacklisted,
     CharLimitExceeded,
@@ -31,8 +32,6 @@ from . import sensitivity as sensitivity_rules
 from .request import SetRequest, SetState
 from .tenant_config import Policy, TenantConfig, TypeConfig, resolve_threshold
 from .verdicts import Candidate, Peer, decide
-
-IdFactory = Callable[[], str]
 
 
 def resolve_type(state: SetState) -> SetState:
@@ -68,6 +67,11 @@ def fetch_live(state: SetState, states: Sequence[FactVersion]) -> SetState:
 def _visible(state: SetState) -> list[FactVersion]:
     now = state.request.now
     return [s for s in state.states if s.status.value in VISIBLE_STATUSES and not s.expired(now)]
+
+
+def check_live(state: SetState, live: Sequence[FactVersion]) -> SetState:
+    """The phases between reading the key's live facts and building rows, in their order."""
+    return preconditions(prepare(expiry(guard(fetch_live(state, live)))))
 
 
 def guard(state: SetState) -> SetState:
@@ -310,6 +314,14 @@ def needs_peer_check(state: SetState) -> bool:
 
 def peer_checked_kind(kind: Kind, tenant: TenantConfig) -> bool:
     return kind is Kind.FACT and tenant.policy is not Policy.APPEND_ONLY
+
+
+def peer_of(fact: FactVersion | None, state: SetState, cosine: float) -> Peer | None:
+    """``fact`` as a peer of the write ``state`` is judging, if it may be one."""
+    r = state.request
+    if fact is None or not eligible_peer(fact, r.key, state.memory_type, r.now):
+        return None
+    return Peer(fact.fact_id, fact.key, value_text(fact.value), cosine, fact.valid_at, fact.pinned, fact.locked)
 
 
 def eligible_peer(state: FactVersion, key: str, memory_type: str, now) -> bool:

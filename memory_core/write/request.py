@@ -6,8 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from ..graph.model import Relation
 from ..identity import Namespace
 from ..model import FactVersion, Kind, Provenance
@@ -66,7 +64,6 @@ class SetState:
     source_class: str = "stated"
     created_at: datetime | None = None
     rows: tuple[FactVersion, ...] = ()  # the rows of the written key
-    vector: np.ndarray | None = None
     threshold: Threshold | None = None
     verdict: Verdict | None = None
     peer_rows: tuple[FactVersion, ...] = ()  # rows the verdict writes on peers' keys
