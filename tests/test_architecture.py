@@ -4,6 +4,8 @@ import contracts make no exceptions."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -40,3 +42,10 @@ def test_the_import_contracts_make_no_exception():
     assert {c["id"] for c in contracts} == {"layers", "pure-domain", "product-not-platform", "independent-services"}
     assert not any("ignore_imports" in c for c in contracts)
     assert config["exclude_type_checking_imports"] is False
+
+
+def test_commands_that_never_search_do_not_import_the_index_engine():
+    # lancedb takes about a second to import; the index is opened (and imported) on first use.
+    script = "import sys, memory_core, memory_core.cli; print('lancedb' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "False"

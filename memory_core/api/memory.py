@@ -20,7 +20,6 @@ from typing import Any, Callable, Sequence
 from ..adapters.duckdb import DuckDBHome
 from ..adapters.duckdb.sql_memory import SqlMemory
 from ..adapters.embedders import make_embedder
-from ..adapters.lance import IndexProjector, LanceIndex, LanceSearch
 from ..audit import AuditReport
 from ..clock import SystemClock
 from ..errors import InvalidInput
@@ -48,6 +47,10 @@ def _new_id() -> str:
 
 def _open_index(session: Session) -> IndexPorts:
     """The retrieval index of the home, built the first time something needs it."""
+    # Imported here: lancedb takes about a second to import, which a command that never searches
+    # (get, audit, a home without an embedder) should not pay.
+    from ..adapters.lance import IndexProjector, LanceIndex, LanceSearch
+
     store, embedder = session.store, session.embedder
     index = LanceIndex(store.home / "lance", embedder.name, embedder.dim)
     if not store.read_only and index.upgrade_layout():
