@@ -1,7 +1,7 @@
 """The evaluation suites, as ``memcore eval`` and the eval assets run them.
 
 Each suite is registered as an entry point of the group ``memory_core.eval_suites``
-(``pyproject.toml``): the CLI finds them there without importing ``evals``, and the assets run
+(``pyproject.toml``): the CLI finds them there without importing ``evals``, and the assets import
 the same objects, so there is one dispatch table.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from memory_core.cli.suites import EvalRequest
+from memory_core.cli.suites import EvalRequest, SuiteUsageError
 
 Result = tuple[dict[str, Any], str]
 
@@ -19,16 +19,16 @@ Result = tuple[dict[str, Any], str]
 class Suite:
     name: str
     help: str
-    runner: Callable[[EvalRequest], Result]
-
-    def run(self, request: EvalRequest) -> Result:
-        return self.runner(request)
+    run: Callable[[EvalRequest], Result]  # a field satisfies EvalSuite.run
 
 
 def _locomo(request: EvalRequest) -> Result:
     from .locomo_cli import evaluate, parse_specs
 
-    specs = parse_specs(request.runs)  # ValueError names the runs it knows
+    try:
+        specs = parse_specs(request.runs)
+    except ValueError as exc:  # names the runs it knows
+        raise SuiteUsageError(str(exc)) from None
     doc = evaluate(request.data, request.shared, request.out, request.models, specs, request.limit, request.progress)
     rows = [
         f"{r['name']:<18} R@5 {r['r@5']:5.1f}  R@10 {r['r@10']:5.1f}  R@25 {r['r@25']:5.1f}  R@50 {r['r@50']:5.1f}"

@@ -21,13 +21,11 @@ from ..environment import resolve_embedder, resolve_home
 from ..errors import IdentityIncomplete, MemcoreError
 from ..identity import Identity
 from . import verbs_documents, verbs_eval, verbs_extract, verbs_facts, verbs_home, verbs_tenant, verbs_write
-from .registry import VERBS, Call, Output, Verb
-from .verbs_eval import DataNotFound, UsageError
+from .registry import EXIT_ERROR, EXIT_USAGE, VERBS, Call, Output, UsageError, Verb
+from .verbs_eval import DataNotFound
 
 # The verb modules register their verbs when imported.
 VERB_MODULES = (verbs_facts, verbs_write, verbs_documents, verbs_tenant, verbs_extract, verbs_home, verbs_eval)
-EXIT_ERROR = 1
-EXIT_USAGE = 2
 
 __all__ = ["DataNotFound", "UsageError", "build_parser", "main"]
 

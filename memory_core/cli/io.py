@@ -13,6 +13,10 @@ from ..model import FactVersion, WriteResult
 from ..temporal import iso
 from .registry import arg
 
+# The two time axes, as the reading verbs take them.
+AS_OF = arg("--as-of", help="valid time to read at (default: now, or --known-at)")
+KNOWN_AT = arg("--known-at", help="transaction time: what the store held at that instant")
+
 SET_OPTION_ARGS = (
     arg("--subject", help="who the value is about or who said it"),
     arg("--context", help="words that help find the value without being it"),

@@ -12,10 +12,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from ..errors import InvalidInput
+
 if TYPE_CHECKING:
     from ..api import Memory, MemoryTool
 
 Output = tuple[Any, str, int]  # (JSON document, text, exit code)
+EXIT_ERROR = 1  # a typed error, or a check that failed (audit verify)
+EXIT_USAGE = 2  # the command line itself is wrong
+
+
+class UsageError(InvalidInput):
+    """The command line is wrong (exit ``EXIT_USAGE``)."""
+
+    status = 400
+    code = "USAGE"
 
 
 @dataclass(frozen=True)

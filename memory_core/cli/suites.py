@@ -1,6 +1,6 @@
 """The evaluation suites ``memcore eval`` runs: found through the ``memory_core.eval_suites``
 entry points, so the library never imports them. The platform's ``evals`` package registers its
-suites there (``pyproject.toml``); the eval assets read the same registry.
+suites there (``pyproject.toml``); the eval assets import the same objects from ``evals.suites``.
 """
 
 from __future__ import annotations
@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 ENTRY_POINT_GROUP = "memory_core.eval_suites"
+
+
+class SuiteUsageError(ValueError):
+    """A suite's option is not one it knows: ``memcore eval`` reports it as a usage error."""
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class EvalSuite(Protocol):
 
     def run(self, request: EvalRequest) -> tuple[dict[str, Any], str]:
         """The result document and its text. A missing corpus raises ``FileNotFoundError`` (naming
-        where it looked); a bad option ``ValueError``."""
+        where it looked); a bad option ``SuiteUsageError``."""
         ...
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .io import json_option, read_file
+from .io import AS_OF, KNOWN_AT, json_option, read_file
 from .registry import Call, Output, arg, verb
 
 
@@ -32,8 +32,8 @@ def doc_put(call: Call) -> Output:
 @verb(
     "doc-get",
     "a document: title, metadata, body",
-    arg("--as-of", help="valid time to read at"),
-    arg("--known-at", help="transaction time: what the store held then"),
+    AS_OF,
+    KNOWN_AT,
     key=True,
 )
 def doc_get(call: Call) -> Output:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 from ..environment import shared_root
-from ..errors import InvalidInput, MemcoreError
-from .registry import Call, Output, arg, verb
-from .suites import EvalRequest, eval_suites
+from ..errors import MemcoreError
+from .registry import Call, Output, UsageError, arg, verb
+from .suites import EvalRequest, SuiteUsageError, eval_suites
 
 
 class DataNotFound(MemcoreError):
@@ -16,9 +17,11 @@ class DataNotFound(MemcoreError):
     code = "DATA_NOT_FOUND"
 
 
-class UsageError(InvalidInput):
-    status = 400
-    code = "USAGE"
+class DataUnreadable(MemcoreError):
+    """The corpus is where the suite looked, but it is not what the suite reads."""
+
+    status = 422
+    code = "DATA_UNREADABLE"
 
 
 class ExtraMissing(MemcoreError):
@@ -71,8 +74,10 @@ def eval_(call: Call) -> Output:
         doc, text = suite.run(request)
     except FileNotFoundError as exc:  # the corpus is not where we looked: say where, and how to point elsewhere
         raise DataNotFound(str(exc)) from None
-    except ValueError as exc:
+    except SuiteUsageError as exc:  # a bad option; a corrupt corpus is not the command line's fault
         raise UsageError(str(exc)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataUnreadable(f"memcore eval {args.suite}: the corpus could not be read: {exc}") from None
     except ModuleNotFoundError as exc:
         raise ExtraMissing(
             f"memcore eval {args.suite}: needs {exc.name!r}, which the platform extra installs: "

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .io import SET_OPTION_ARGS, fact_line, set_options
+from ..model import WriteResult
+from .io import AS_OF, KNOWN_AT, SET_OPTION_ARGS, fact_line, set_options
 from .registry import Call, Output, arg, verb
-
-_AS_OF = arg("--as-of", help="valid time to read at (default: now, or --known-at)")
-_KNOWN_AT = arg("--known-at", help="transaction time: what the store held at that instant")
 
 
 @verb(
@@ -57,7 +55,7 @@ def set_(call: Call) -> Output:
     return result.to_dict(), f"{result.verdict}: {line}{suffix}", 0
 
 
-@verb("get", "the value live now, or at --as-of, as known at --known-at", _AS_OF, _KNOWN_AT, key=True)
+@verb("get", "the value live now, or at --as-of, as known at --known-at", AS_OF, KNOWN_AT, key=True)
 def get(call: Call) -> Output:
     args = call.args
     fact = call.tool.get(args.key, scope=args.scope, as_of=args.as_of, known_at=args.known_at)
@@ -65,7 +63,7 @@ def get(call: Call) -> Output:
     return doc, fact_line(fact) if fact else f"{args.key}: no live value", 0
 
 
-@verb("list", "every key with a live value", _AS_OF, _KNOWN_AT)
+@verb("list", "every key with a live value", AS_OF, KNOWN_AT)
 def list_(call: Call) -> Output:
     args = call.args
     facts = call.tool.list(scope=args.scope, as_of=args.as_of, known_at=args.known_at)
@@ -83,8 +81,7 @@ def history(call: Call) -> Output:
 
 @verb("delete", "tombstone a key (recoverable with restore)", key=True, writes=True)
 def delete(call: Call) -> Output:
-    result = call.tool.delete(call.args.key, scope=call.args.scope)
-    return result.to_dict(), f"{result.verdict}: {call.args.key} ({len(result.rows)} version rows)", 0
+    return _key_changed(call.tool.delete(call.args.key, scope=call.args.scope))
 
 
 @verb(
@@ -94,8 +91,11 @@ def delete(call: Call) -> Output:
     writes=True,
 )
 def restore(call: Call) -> Output:
-    result = call.tool.restore(call.args.key, scope=call.args.scope)
-    return result.to_dict(), f"{result.verdict}: {call.args.key} ({len(result.rows)} version rows)", 0
+    return _key_changed(call.tool.restore(call.args.key, scope=call.args.scope))
+
+
+def _key_changed(result: WriteResult) -> Output:
+    return result.to_dict(), f"{result.verdict}: {result.key} ({len(result.rows)} version rows)", 0
 
 
 def _search_args(default: str) -> tuple:

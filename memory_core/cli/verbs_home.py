@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from .io import counts_line, json_option
-from .registry import Call, Output, arg, verb
-
-EXIT_ERROR = 1
+from .registry import EXIT_ERROR, Call, Output, arg, verb
 
 
 @verb("audit", "check the hash-chained audit log", arg("action", choices=["verify"]), scope=False, identity=False)
