@@ -1,5 +1,5 @@
-"""Evaluation assets: each runs a suite of the one registry ``memcore eval`` uses
-(``memory_core.cli.suites``) and publishes its figures; LoCoMo's table is also kept in DuckDB."""
+"""Evaluation assets: each runs one of the suites ``memcore eval`` runs (``evals.suites``) and
+publishes its figures; LoCoMo's table is also kept in DuckDB."""
 
 from pathlib import Path
 
@@ -7,23 +7,27 @@ import dagster as dg
 import duckdb
 
 from corpora.locomo import LocomoNotFound
-from memory_core.cli.suites import EvalRequest, eval_suites
+from evals.suites import COREF, LOCOMO, OBSERVATIONS, RESOLVER, Suite
+from memory_core.cli.suites import EvalRequest
 from memory_core.environment import shared_root
 
 from .resources import EmbedderResource, MemoryHomeResource
 
 
-def _run_suite(name: str, memory_home: MemoryHomeResource, context: dg.AssetExecutionContext, **options) -> dict:
+def _run_suite(
+    suite: Suite, memory_home: MemoryHomeResource, context: dg.AssetExecutionContext, **options
+) -> tuple[dict, Path]:
+    """The suite's result document and the folder its report went to."""
     request = EvalRequest(
         data=options.pop("data", None),
         shared=shared_root(),
-        out=memory_home.path / "reports" / name,
+        out=memory_home.path / "reports" / suite.name,
         models=memory_home.path / "models",
         progress=context.log.info,
         **options,
     )
-    doc, _ = eval_suites()[name].run(request)
-    return doc
+    doc, _ = suite.run(request)
+    return doc, request.out
 
 
 class LocomoConfig(dg.Config):
@@ -36,10 +40,9 @@ class LocomoConfig(dg.Config):
 def locomo_recall(
     context: dg.AssetExecutionContext, config: LocomoConfig, memory_home: MemoryHomeResource
 ) -> dg.MaterializeResult:
-    out = memory_home.path / "reports" / "locomo"
     try:
-        doc = _run_suite(
-            "locomo", memory_home, context, data=config.data or None, runs=config.runs, limit=config.limit or None
+        doc, out = _run_suite(
+            LOCOMO, memory_home, context, data=config.data or None, runs=config.runs, limit=config.limit or None
         )
     except LocomoNotFound as exc:
         context.log.warning(f"skipped: {exc}. Set the asset's `data` config or MEMCORE_SHARED to run it.")
@@ -81,7 +84,7 @@ def locomo_recall(
 def coref_mcnemar(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
     from evals.coref import table_markdown
 
-    doc = _run_suite("coref", memory_home, context)
+    doc, _ = _run_suite(COREF, memory_home, context)
     tables = doc["tables"]
     headline = tables.get("mudoco:all") or tables["synthetic"]
     return dg.MaterializeResult(
@@ -108,7 +111,7 @@ def extraction_observation_recall(
     from evals.observations import table_markdown
 
     try:
-        doc = _run_suite("observations", memory_home, context, embedder=embedder.name)
+        doc, _ = _run_suite(OBSERVATIONS, memory_home, context, embedder=embedder.name)
     except LocomoNotFound as exc:
         context.log.warning(f"skipped: {exc}")
         return dg.MaterializeResult(metadata={"skipped": True, "reason": str(exc)})
@@ -133,7 +136,7 @@ def extraction_observation_recall(
 def resolver_calibration(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
     from evals.resolver_calibration import report_markdown, sentences
 
-    doc = _run_suite("resolver", memory_home, context)
+    doc, _ = _run_suite(RESOLVER, memory_home, context)
     return dg.MaterializeResult(
         metadata={
             "pairs": doc["pairs"],

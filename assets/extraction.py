@@ -31,7 +31,7 @@ def extraction_queue_drain(
     llm: LLMResource,
 ) -> dg.MaterializeResult:
     totals = {"claimed": 0, "done": 0, "failed": 0, "waiting": 0, "lease_lost": 0}
-    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+    with memory_home.open(embedder=embedder) as memory:
         memory.extractor = llm.extractor()
         for _ in range(config.batches):
             counts = memory.run_extraction_queue(

@@ -18,7 +18,7 @@ from .timeline import STORE_POOL
 def expiry_sweep(
     context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
 ) -> None:
-    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+    with memory_home.open(embedder=embedder) as memory:
         counts = memory.sweep_expired()
     context.log.info(f"expiry sweep: {counts}")
     context.add_output_metadata({name: dg.MetadataValue.int(n) for name, n in counts.items()})
@@ -32,7 +32,7 @@ def expiry_sweep(
 def index_maintenance(
     context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
 ) -> None:
-    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+    with memory_home.open(embedder=embedder) as memory:
         caught_up = memory.flush()
         repaired = memory.repair_projections()
         stats = memory.projector.optimize()
@@ -66,7 +66,7 @@ def resolver_pass(
 ) -> None:
     from memory_core.resolver.actions import ResolverSettings
 
-    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+    with memory_home.open(embedder=embedder) as memory:
         report = memory.resolve(llm.judge(), settings=ResolverSettings(floor=config.floor, batch=config.batch))
         marks = memory.store.ledger.mark_counts()
     context.log.info(f"resolver pass: {report.to_dict()}")
@@ -92,7 +92,7 @@ def resolver_pass(
 def projection_repair(
     context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
 ) -> None:
-    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+    with memory_home.open(embedder=embedder) as memory:
         waiting = len(memory.store.projections.pending_projection_failures())
         repaired = memory.repair_projections()
     context.add_output_metadata({"waiting": waiting, "repaired": repaired})

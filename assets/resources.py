@@ -12,6 +12,19 @@ from memory_core.environment import resolve_home
 from memory_core.ports import Embedder
 
 
+class EmbedderResource(dg.ConfigurableResource):
+    """Which embedder builds and queries the index. Offline by default (static, cached in the home)."""
+
+    name: str = "static"
+    base_url: str = ""
+    model: str = ""
+    dim: int = 0
+
+    def build(self, home: Path) -> Embedder:
+        options = {k: v for k, v in (("base_url", self.base_url), ("model", self.model), ("dim", self.dim)) if v}
+        return make_embedder(self.name, cache_dir=home / "models", **options)
+
+
 class MemoryHomeResource(dg.ConfigurableResource):
     """The memory home the pipeline reads and writes. Empty ``home``: $MEMCORE_HOME, else ./.memory."""
 
@@ -22,9 +35,11 @@ class MemoryHomeResource(dg.ConfigurableResource):
         return resolve_home(self.home or None).resolve()
 
     @contextmanager
-    def open(self, *, read_only: bool = False, embedder: Embedder | None = None) -> Iterator[Memory]:
+    def open(self, *, read_only: bool = False, embedder: EmbedderResource | None = None) -> Iterator[Memory]:
+        """The home, its index built and queried with ``embedder``'s model (none: no index)."""
         # Open for the work at hand only: DuckDB allows one writer process per file.
-        with Memory.open(self.path, create=not read_only, read_only=read_only, embedder=embedder) as memory:
+        built = embedder.build(self.path) if embedder is not None else None
+        with Memory.open(self.path, create=not read_only, read_only=read_only, embedder=built) as memory:
             yield memory
 
     def peek(self, read: Callable[[Memory], Any]) -> Any:
@@ -37,19 +52,6 @@ class MemoryHomeResource(dg.ConfigurableResource):
                 return read(memory)
         except Exception as exc:  # noqa: BLE001 - any failure to open means: look again next tick
             return dg.SkipReason(f"the memory home is busy ({type(exc).__name__}); will look again")
-
-
-class EmbedderResource(dg.ConfigurableResource):
-    """Which embedder builds and queries the index. Offline by default (static, cached in the home)."""
-
-    name: str = "static"
-    base_url: str = ""
-    model: str = ""
-    dim: int = 0
-
-    def build(self, home: Path) -> Embedder:
-        options = {k: v for k, v in (("base_url", self.base_url), ("model", self.model), ("dim", self.dim)) if v}
-        return make_embedder(self.name, cache_dir=home / "models", **options)
 
 
 class LLMResource(dg.ConfigurableResource):

@@ -15,7 +15,7 @@ from .timeline import STORE_POOL, timeline_memory
 def retrieval_index(
     context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
 ) -> None:
-    with memory_home.open(embedder=embedder.build(memory_home.path)) as memory:
+    with memory_home.open(embedder=embedder) as memory:
         rows = memory.reindex(progress=lambda n, total: context.log.info(f"indexed {n}/{total} facts"))
         stats = memory.projector.optimize()
         context.add_output_metadata(
@@ -34,7 +34,7 @@ def retrieval_index(
     description="No live head missing from the index, no retired head served by it.",
 )
 def index_agrees_with_heads(memory_home: MemoryHomeResource, embedder: EmbedderResource) -> dg.AssetCheckResult:
-    with memory_home.open(read_only=True, embedder=embedder.build(memory_home.path)) as memory:
+    with memory_home.open(read_only=True, embedder=embedder) as memory:
         report = memory.projector.consistency()
     return dg.AssetCheckResult(
         passed=report["missing"] == 0 and report["stale"] == 0,

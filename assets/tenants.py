@@ -42,22 +42,19 @@ def tenant_report(context: dg.AssetExecutionContext, memory_home: MemoryHomeReso
     tenant = context.partition_key
     with memory_home.open(read_only=True) as memory:
         report = memory.store.inspection.tenant_report(tenant)
-    status, scopes = report["facts_by_status"], report["scopes"]
-    triples, queued, owed = report["graph_triples"], report["extraction_queued"], report["resolver_owed"]
+    status = report["facts_by_status"]
     png = _status_plot(status or {"none": 0}, tenant)
     path = memory_home.path / "reports" / "tenants" / f"{tenant}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(png)
     table = "\n".join(
         ["| scope | owners | keys |", "|---|---:|---:|"]
-        + [f"| {r['scope']} | {r['owners']} | {r['keys']} |" for r in scopes]
+        + [f"| {r['scope']} | {r['owners']} | {r['keys']} |" for r in report["scopes"]]
     )
     return dg.MaterializeResult(
         metadata={
             **{f"facts_{k}": v for k, v in status.items()},
-            "graph_triples": int(triples),
-            "extraction_queued": int(queued),
-            "resolver_owed": int(owed),
+            **{k: report[k] for k in ("graph_triples", "extraction_queued", "resolver_owed")},
             "scopes": dg.MetadataValue.md(table),
             "plot": dg.MetadataValue.md(f"![facts by status](data:image/png;base64,{base64.b64encode(png).decode()})"),
             "plot_path": dg.MetadataValue.path(str(path)),

@@ -51,13 +51,6 @@ def judge_pairs(judge: Judge, pairs: Sequence[LabelledPair]) -> list[dict]:
     return out
 
 
-def _band(c: float) -> str:
-    for low, high in BANDS:
-        if low <= c < high:
-            return f"{low:.2f}-{min(high, 1.0):.2f}"
-    return "?"
-
-
 def bands(rows: list[dict], verdicts: Sequence[str], right: Callable[[dict], bool]) -> list[dict]:
     out = []
     for low, high in BANDS:

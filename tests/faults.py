@@ -1,7 +1,7 @@
 """A fault-injecting store for tests: a real home's ports, with a failure injected into a chosen
 write's transaction through the ``VersionLog`` port (never by patching an adapter's insides).
 
-    store = FaultyStore(DuckDBHome.open(path))
+    store = FaultyStore.open(path)
     memory = Memory(store, clock, embedder=HashingEmbedder())
     store.versions.fail_inside(lambda batch: bool(batch.graph), OSError("disk full"))
 
@@ -12,8 +12,10 @@ rows went in: the store must roll all of it back.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
+from memory_core.adapters.duckdb import DuckDBHome
 from memory_core.ports import StagedRows, Store, VersionLog, WriteBatch
 
 
@@ -67,17 +69,17 @@ class FaultyVersions:
 
 
 class FaultyStore:
-    """``Store``: a real home's ports, its version log a ``FaultyVersions``."""
+    """``Store``: a real home's ports, its version log a ``FaultyVersions``. Every other port and
+    method is the real store's."""
 
     def __init__(self, inner: Store) -> None:
         self.inner = inner
-        self.home, self.read_only = inner.home, inner.read_only
         self.versions = FaultyVersions(inner.versions)
-        self.graph, self.queue, self.ledger = inner.graph, inner.queue, inner.ledger
-        self.settings, self.projections, self.inspection = inner.settings, inner.projections, inner.inspection
 
-    def unchecked_sql(self, statement: str, params: Any = ()) -> list[dict[str, Any]]:
-        return self.inner.unchecked_sql(statement, params)
+    @classmethod
+    def open(cls, home: Path) -> FaultyStore:
+        """The store of the DuckDB home at ``home`` (created if absent), faults injectable."""
+        return cls(DuckDBHome.open(home))
 
-    def close(self) -> None:
-        self.inner.close()
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory_core import Identity, Status
-from memory_core.adapters.duckdb import DuckDBHome
 from memory_core.adapters.embedders import HashingEmbedder
 from memory_core.api import Memory
 from memory_core.errors import CharLimitExceeded, InvalidInput, MemcoreError
@@ -24,7 +23,7 @@ from tests.faults import FaultyStore
 @pytest.fixture
 def memory(home, clock):
     """An indexed home whose version log can be made to fail inside a write's transaction."""
-    with Memory(FaultyStore(DuckDBHome.open(home)), clock, embedder=HashingEmbedder()) as m:
+    with Memory(FaultyStore.open(home), clock, embedder=HashingEmbedder()) as m:
         yield m
 
 

@@ -142,9 +142,14 @@ CHECKOUT = {
 }
 
 
+def _declare_ontology(memory):
+    """A tenant admin declares ONTOLOGY: service subjects are placed in the tenant scope."""
+    memory.for_run(Identity(tenant="acme", user="ops", admin=True)).ontology_set(ONTOLOGY)
+
+
 @pytest.fixture
 def placed(memory):
-    memory.for_run(Identity(tenant="acme", user="ops", admin=True)).ontology_set(ONTOLOGY)
+    _declare_ontology(memory)
     return memory
 
 
@@ -219,13 +224,12 @@ def test_placement_needs_a_subject_and_its_type(placed):
 
 
 def test_a_failure_writing_the_graph_half_writes_neither_half(home, clock):
-    from memory_core.adapters.duckdb import DuckDBHome
     from tests.conftest import store_snapshot
     from tests.faults import FaultyStore
 
-    store = FaultyStore(DuckDBHome.open(home))
+    store = FaultyStore.open(home)
     with Memory(store, clock) as placed:
-        placed.for_run(Identity(tenant="acme", user="ops", admin=True)).ontology_set(ONTOLOGY)
+        _declare_ontology(placed)
         tool = placed.for_run(RUN)
         before = store_snapshot(placed)
         store.versions.fail_inside(lambda batch: bool(batch.graph), OSError("disk full while writing the triples"))

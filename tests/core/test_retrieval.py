@@ -17,7 +17,7 @@ from memory_core.errors import (
     UnknownKind,
 )
 from memory_core.retrieval.fusion import rrf
-from tests.conftest import T0, utc
+from tests.conftest import T0, store_snapshot, utc
 
 MAR, APR, MAY, JUL = utc(2024, 3, 1), utc(2024, 4, 15), utc(2024, 5, 1), utc(2024, 7, 1)
 
@@ -219,6 +219,10 @@ def test_an_index_built_with_another_embedder_is_refused(home, clock):
     with Memory.open(home, clock=clock, embedder="hashing") as m:
         tool_of(m).set("k", "some text")
     with Memory.open(home, clock=clock, embedder=HashingEmbedder(dim=128)) as m:
+        before = store_snapshot(m)
+        with pytest.raises(EmbedderMismatch):  # refused before anything is written
+            tool_of(m).set("other", "a write the index cannot take")
+        assert store_snapshot(m) == before
         with pytest.raises(EmbedderMismatch):
             tool_of(m).recall("text")
 

@@ -9,10 +9,9 @@ from memory_core import Identity, Memory
 RUN = Identity(tenant="acme", user="ana", agent="helper")
 
 
-def test_threads_writing_through_a_freshly_opened_memory_lose_nothing_from_the_index(tmp_path, clock):
+def test_threads_writing_through_a_freshly_opened_memory_lose_nothing_from_the_index(home, clock):
     """The index is opened inside the first commit, under the lock and before its transaction:
     every thread's first fact reaches the index, and a search finds every fact written."""
-    home = tmp_path / "home"
     with Memory.open(home, clock=clock, embedder="hashing"):
         pass  # the home exists; the next open is fresh: nothing built yet
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
@@ -40,22 +39,3 @@ def test_threads_writing_through_a_freshly_opened_memory_lose_nothing_from_the_i
         for n in range(4):
             hits = tool.recall(f"thread {n} wrote note number 0", recipe="bm25_only", k=20).hits
             assert f"t{n}-0" in {h.key for h in hits}
-
-
-def test_an_index_of_another_embedder_refuses_the_write_before_anything_is_written(tmp_path, clock):
-    from memory_core.adapters.embedders import HashingEmbedder
-    from memory_core.errors import EmbedderMismatch
-    from tests.conftest import store_snapshot
-
-    home = tmp_path / "home"
-    with Memory.open(home, clock=clock, embedder="hashing") as memory:
-        memory.for_run(RUN).set("k", "indexed with the 256-d hashing embedder")
-    with Memory.open(home, clock=clock, embedder=HashingEmbedder(dim=128)) as memory:
-        before = store_snapshot(memory)
-        try:
-            memory.for_run(RUN).set("other", "a write the index cannot take")
-        except EmbedderMismatch:
-            pass
-        else:  # pragma: no cover - the assertion below says what went wrong
-            raise AssertionError("the write was not refused")
-        assert store_snapshot(memory) == before
