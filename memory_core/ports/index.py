@@ -46,6 +46,46 @@ class NewRows:
             raise self._error
 
 
+@dataclass(frozen=True)
+class IndexConsistency:
+    """The index against the log, fact by fact: what an index check reports and ``repair`` mends.
+
+    ``missing``: an indexable fact with no row. ``stale``: a row of another version, or other
+    content, than the fact's latest state. ``extra``: a row of a fact the index must not serve
+    (its latest state is not indexable, or the log has no such fact). ``duplicated``: an indexable
+    fact with more than one row. ``pending_repair``: facts whose failed index write is recorded."""
+
+    facts: int
+    indexable: int
+    index_rows: int
+    missing: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+    duplicated: tuple[str, ...] = ()
+    pending_repair: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.stale or self.extra or self.duplicated)
+
+    @property
+    def unrecorded(self) -> tuple[str, ...]:
+        """Facts out of step that no recorded failure explains (a lost write, a damaged table)."""
+        pending = set(self.pending_repair)
+        found = {*self.missing, *self.stale, *self.extra, *self.duplicated}
+        return tuple(sorted(found - pending))
+
+    def to_dict(self, *, examples: int | None = None) -> dict[str, Any]:
+        """Counts, and the fact ids of each finding (the first ``examples`` of each, if given)."""
+        out: dict[str, Any] = {"ok": self.ok, "facts": self.facts, "indexable": self.indexable}
+        out["index_rows"] = self.index_rows
+        for name in ("missing", "stale", "extra", "duplicated", "pending_repair", "unrecorded"):
+            ids = getattr(self, name)
+            out[name] = len(ids)
+            out[f"{name}_ids"] = list(ids[:examples] if examples is not None else ids)
+        return out
+
+
 class IndexSink(Protocol):
     """Keeps the retrieval index a projection of the log: writes queue the states they changed
     and the queue is written in one index write when a read needs it."""
@@ -71,7 +111,11 @@ class IndexSink(Protocol):
         """Drop these facts' rows and every older version of the index's files (a redaction)."""
         ...
 
-    def repair(self) -> int: ...
+    def repair(self) -> int:
+        """Re-project every fact a failed index write left behind and everything ``consistency``
+        finds out of step (write the missing and stale, forget the extra). Returns how many facts
+        it mended."""
+        ...
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int: ...
 
@@ -81,8 +125,8 @@ class IndexSink(Protocol):
 
     def status(self) -> dict[str, Any]: ...
 
-    def consistency(self) -> dict[str, object]:
-        """Does the index agree with the log? Counts of missing and stale rows."""
+    def consistency(self) -> IndexConsistency:
+        """Does the index agree with the log, fact id by fact id (after writing what is queued)?"""
         ...
 
 
@@ -118,7 +162,7 @@ class SearchIndex(Protocol):
 class SqlResult:
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
-    truncated: bool  # more rows than max_rows: only the first max_rows are here
+    truncated: bool  # over max_rows or max_result_bytes: only the first rows that fit are here
     statement_type: str
 
     def to_dicts(self) -> list[dict[str, Any]]:

@@ -158,5 +158,5 @@ def test_only_the_recently_used_databases_stay_open_and_a_closed_one_reopens_int
     for i, t in enumerate(tools):
         t.sql_exec("CREATE TABLE t (v INTEGER)")
         t.sql_exec("INSERT INTO t VALUES (?)", [i])
-    assert len(memory.sql._connections) == limit
+    assert memory.sql.open_count() == limit
     assert [t.sql_query("SELECT v FROM t").rows for t in tools] == [((i,),) for i in range(limit + 5)]
