@@ -63,6 +63,33 @@ class IdentityIncomplete(InvalidInput):
     code = "IDENTITY_INCOMPLETE"
 
 
+class NotUtf8(InvalidInput):
+    """Text that UTF-8 cannot encode (a lone surrogate such as '\\ud800'): no store could keep it."""
+
+    code = "NOT_UTF8"
+
+
+class ValueTooDeep(InvalidInput):
+    code = "VALUE_TOO_DEEP"
+
+
+class ValueTooLarge(InvalidInput):
+    code = "VALUE_TOO_LARGE"
+
+
+class UnknownOption(InvalidInput):
+    """An option the op does not have: named, with the ones it has (never silently ignored)."""
+
+    code = "UNKNOWN_OPTION"
+
+
+class InternalError(MemcoreError):
+    """A failure the library did not foresee, as a face (CLI, HTTP) reports it: never a traceback."""
+
+    status = 500
+    code = "INTERNAL"
+
+
 class ScopeForbidden(MemcoreError):
     status = 403
     code = "SCOPE_FORBIDDEN"
@@ -96,6 +123,20 @@ class StoreCorrupted(MemcoreError):
     code = "STORE_CORRUPTED"
 
 
+class HomeBusy(MemcoreError):
+    """Another process (or this one, in another mode) holds the home's store: DuckDB admits one writer."""
+
+    status = 423
+    code = "HOME_BUSY"
+
+
+class HomeUnusable(MemcoreError):
+    """The home cannot be opened at all: not a folder, no permission, an I/O failure."""
+
+    status = 409
+    code = "HOME_UNUSABLE"
+
+
 class AdminRequired(ScopeForbidden):
     code = "ADMIN_REQUIRED"
 
@@ -106,6 +147,20 @@ class CharLimitExceeded(InvalidInput):
 
 class Blacklisted(InvalidInput):
     code = "BLACKLISTED"
+
+
+class UnsafePattern(InvalidInput):
+    """A blacklist pattern RE2 cannot compile (backreferences, lookaround, ...): refused when configured."""
+
+    code = "UNSAFE_PATTERN"
+
+
+class BlacklistUnusable(MemcoreError):
+    """A stored blacklist pattern (from an older build) RE2 cannot compile: writes are refused until an
+    admin configures the blacklist again, rather than skip the guard or backtrack."""
+
+    status = 409
+    code = "BLACKLIST_UNUSABLE"
 
 
 class SourceClassRefused(InvalidInput):
@@ -183,3 +238,10 @@ class EmbedderMismatch(MemcoreError):
 
     status = 409
     code = "EMBEDDER_MISMATCH"
+
+
+class AuditKeyMissing(MemcoreError):
+    """The home's audit chain is signed by a key whose private half this process cannot find."""
+
+    status = 409
+    code = "AUDIT_KEY_MISSING"

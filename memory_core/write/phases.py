@@ -8,7 +8,6 @@ resolve_type -> fetch_live -> guard -> expiry -> prepare -> preconditions -> bui
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Sequence
@@ -141,11 +140,11 @@ def check_value(r: SetRequest, tenant: TenantConfig, expires_at: datetime | None
             length=len(r.value_json),
         )
     text = value_text(r.value)
-    for number, pattern in enumerate(tenant.blacklist):
-        if re.search(pattern, text):
-            raise Blacklisted(
-                f"value matches blacklist pattern #{number} of this tenant; nothing was written", pattern_index=number
-            )
+    number = tenant.matcher.first_match(text)  # RE2: linear in the text, never backtracks
+    if number is not None:
+        raise Blacklisted(
+            f"value matches blacklist pattern #{number} of this tenant; nothing was written", pattern_index=number
+        )
     tier = sensitivity_rules.tier(r.sensitivity, text)
     if tier == "high" and tenant.sensitive_retention_days is not None:
         sensitive_end = r.now + timedelta(days=tenant.sensitive_retention_days)

@@ -6,14 +6,14 @@ the memory home (``write_config``) and changed only by an admin run.
 
 from __future__ import annotations
 
-import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, Mapping
 
 from ..errors import InvalidInput
 from ..graph.model import relation_name
 from ..model import ON_EXPIRE
+from .blacklist import Blacklist, compile_blacklist, require_safe
 
 DEFAULT_CONFLICT_THRESHOLD = 0.85  # used when nothing more specific is configured or calibrated
 DEFAULT_DUPLICATE_THRESHOLD = 0.95
@@ -51,7 +51,7 @@ class TenantConfig:
     char_limit: int = DEFAULT_CHAR_LIMIT
     retention_days: float | None = None
     sensitive_retention_days: float | None = None
-    blacklist: tuple[str, ...] = ()  # regular expressions a value may not match
+    blacklist: tuple[str, ...] = ()  # RE2 patterns a value may not match (blacklist.py)
     bulk_check_cap: int = DEFAULT_BULK_CHECK_CAP
     single_valued: tuple[str, ...] = ()  # graph relations that keep one value current (lives_in, ...)
     daily_cost_cap_usd: float = 1.0  # model spend per namespace per day (all purposes)
@@ -59,6 +59,11 @@ class TenantConfig:
     resolver_retire_confidence: float = 0.98  # retire >= flag >= clear, or the setting is refused
     resolver_flag_confidence: float = 0.95
     resolver_clear_confidence: float = 0.90
+    # The blacklist compiled, once per configuration built (the session caches it per tenant).
+    matcher: Blacklist = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "matcher", compile_blacklist(self.blacklist))
 
 
 # Types every tenant has unless it configures them otherwise.
@@ -104,23 +109,33 @@ def resolve_threshold(type_config: TypeConfig, tenant: TenantConfig, embedder_ca
 def _unit(value: Any, name: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < float(value) <= 1.0:
-        raise InvalidInput(f"{name} must be a number in (0, 1], got {value!r}", field=name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value <= 1.0:  # NaN fails too
+        raise InvalidInput(f"{name} must be a number in (0, 1], got {value!r:.40}", field=name)
     return float(value)
 
 
-def _positive(value: Any, name: str, integer: bool = False) -> Any:
-    if value is None:
+# Bounds that keep a setting finite and its dates inside the calendar (now + retention).
+MAX_RETENTION_DAYS = 730_000  # two thousand years: "forever", and still a date
+MAX_SETTING = 1_000_000_000
+
+
+def _positive(value: Any, name: str, integer: bool = False, high: float = MAX_SETTING, optional: bool = True) -> Any:
+    if value is None and optional:
         return None
     kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
-        raise InvalidInput(f"{name} must be a positive {'integer' if integer else 'number'}, got {value!r}", field=name)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not 0 < value <= high:  # NaN and inf fail too
+        what = "integer" if integer else "number"
+        raise InvalidInput(f"{name} must be a positive {what} up to {high:g}, got {value!r:.40}", field=name)
     return value
 
 
-def parse_tenant_config(body: Mapping[str, Any], base: TenantConfig | None = None) -> TenantConfig:
-    """Validate a (partial) tenant configuration over ``base``."""
-    known = set(TenantConfig.__dataclass_fields__)
+def parse_tenant_config(
+    body: Mapping[str, Any], base: TenantConfig | None = None, *, stored: bool = False
+) -> TenantConfig:
+    """Validate a (partial) tenant configuration over ``base``. ``stored``: a body read back from the
+    store, whose blacklist patterns an older build may have accepted where RE2 refuses them; those
+    are kept, and refuse the tenant's writes (``Blacklist.first_match``) rather than its reads."""
+    known = {f.name for f in fields(TenantConfig) if f.init}
     unknown = set(body) - known
     if unknown:
         raise InvalidInput(
@@ -142,21 +157,16 @@ def parse_tenant_config(body: Mapping[str, Any], base: TenantConfig | None = Non
             values[name] = _unit(values[name], name)
     for name in ("retention_days", "sensitive_retention_days"):
         if name in values:
-            values[name] = _positive(values[name], name)
+            values[name] = _positive(values[name], name, high=MAX_RETENTION_DAYS)
     for name in ("char_limit", "bulk_check_cap"):
         if name in values:
             values[name] = _positive(values[name], name, integer=True)
     if "blacklist" in values:
         patterns = values["blacklist"]
-        if isinstance(patterns, str) or not all(isinstance(p, str) and p for p in patterns):
+        if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) and p for p in patterns):
             raise InvalidInput("blacklist must be a list of regular expressions", field="blacklist")
-        for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise InvalidInput(
-                    f"blacklist pattern {pattern!r} is not a valid regular expression: {exc}", field="blacklist"
-                ) from None
+        if not stored:
+            require_safe(patterns)
         values["blacklist"] = tuple(patterns)
     for name in (
         "resolver_retire_confidence",
@@ -167,13 +177,15 @@ def parse_tenant_config(body: Mapping[str, Any], base: TenantConfig | None = Non
         if name in values:
             values[name] = _unit(values[name], name)
     if "daily_cost_cap_usd" in values:
-        values["daily_cost_cap_usd"] = float(_positive(values["daily_cost_cap_usd"], "daily_cost_cap_usd"))
+        values["daily_cost_cap_usd"] = float(
+            _positive(values["daily_cost_cap_usd"], "daily_cost_cap_usd", optional=False)
+        )
     merged = replace(out, **{k: v for k, v in values.items() if k.startswith("resolver_") and k.endswith("confidence")})
     if not merged.resolver_retire_confidence >= merged.resolver_flag_confidence >= merged.resolver_clear_confidence:
         raise InvalidInput("resolver confidences must keep retire >= flag >= clear", field="resolver_thresholds")
     if "single_valued" in values:
         names = values["single_valued"]
-        if isinstance(names, str) or not all(isinstance(n, str) and n.strip() for n in names):
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n.strip() for n in names):
             raise InvalidInput("single_valued must be a list of relation names", field="single_valued")
         values["single_valued"] = tuple(sorted({relation_name(n) for n in names}))
     return replace(out, **values)
@@ -190,7 +202,7 @@ def parse_type_config(memory_type: str, body: Mapping[str, Any], base: TypeConfi
     if "dedup_threshold" in values:
         values["dedup_threshold"] = _unit(values["dedup_threshold"], "dedup_threshold")
     if "retention_days" in values:
-        values["retention_days"] = _positive(values["retention_days"], "retention_days")
+        values["retention_days"] = _positive(values["retention_days"], "retention_days", high=MAX_RETENTION_DAYS)
     if values.get("on_expire", "tombstone") not in ON_EXPIRE:
         raise InvalidInput(f"on_expire must be one of {', '.join(ON_EXPIRE)}", field="on_expire")
     if "retype_to" in values and values["retype_to"] is not None:
@@ -206,7 +218,7 @@ def parse_type_config(memory_type: str, body: Mapping[str, Any], base: TypeConfi
 
 def config_from_stored(stored: Mapping[str, Mapping[str, Any]]) -> WriteConfig:
     """Build a tenant's WriteConfig from the store's rows ('' is the tenant row)."""
-    tenant = parse_tenant_config(stored.get("", {}))
+    tenant = parse_tenant_config(stored.get("", {}), stored=True)
     types = dict(BUILTIN_TYPES)
     for memory_type, body in stored.items():
         if memory_type:
@@ -215,8 +227,7 @@ def config_from_stored(stored: Mapping[str, Mapping[str, Any]]) -> WriteConfig:
 
 
 def to_stored(config: TenantConfig | TypeConfig) -> dict[str, Any]:
-    body = asdict(config)
-    body.pop("memory_type", None)
+    body = {f.name: getattr(config, f.name) for f in fields(config) if f.init and f.name != "memory_type"}
     if isinstance(config, TenantConfig):
         body["policy"] = config.policy.value
     for name in ("blacklist", "single_valued"):
