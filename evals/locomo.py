@@ -176,6 +176,7 @@ def run_locomo(
             shutil.rmtree(home)
         home.mkdir(parents=True)
         shutil.copy(base / "memory.duckdb", home / "memory.duckdb")
+        shutil.copytree(base / "keys", home / "keys")  # the store's audit chain is signed with them
         embedder = make_embedder(embedder_name, cache_dir=models_dir)
         with Memory.open(home, embedder=embedder) as memory:
             started = time.perf_counter()

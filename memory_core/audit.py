@@ -1,9 +1,15 @@
-"""The audit chain: one hash-only row per write, each row's hash covering the one before it.
+"""The audit chain: one hash-only row per write, each row's hash covering the one before it and
+the digests of every stored row the write added, changed or removed.
 
-A row names who changed which key and the content hash written, never the value. ``verify``
-recomputes the chain and reports the first row that was edited, removed or moved. Every
-version row names the audit row that records it, and a write that appends no version row keeps
-the chain's head apart, so removing the newest rows is caught too.
+A row names who changed which key and the content hash written, never the value. Beside the
+chain, a ledger keeps one digest per row a write touched (``+`` for the row as it stands after
+the write, ``-`` for the row as it stood before); each audit row commits to its write's ledger
+lines through ``data_root``. The chain's newest row is signed with the home's Ed25519 key. So
+``verify`` can say, for a home whose file was edited by hand: which audit row was edited,
+removed or moved; which stored row was edited, inserted or removed; that the newest rows were
+cut off; or that the chain was recomputed by someone without the key. What it cannot see:
+someone holding the key, or a whole file rolled back to an earlier signed state
+(``docs/audit.md``).
 """
 
 from __future__ import annotations
@@ -12,13 +18,16 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:
     from .identity import Namespace
     from .model import FactVersion
 
 GENESIS_HASH = "0" * 64
+# The data root of a write that touched no bound row (a ledger with no lines).
+EMPTY_ROOT = hashlib.sha256(b"").hexdigest()  # == data_root(())
+_HEAD_DOMAIN = b"memory_core audit head v1\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +51,51 @@ class AuditRow:
     entry: AuditEntry
     prev_hash: str
     row_hash: str
+    # The digest of the write's ledger lines; None on rows written before the chain bound data
+    # (a home migrated from schema 5 or older: its rows are bound by the migration's adopt row).
+    data_root: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SignedHead:
+    """The chain's newest row as the writer signed it."""
+
+    seq: int
+    row_hash: str
+    signature: str | None
+    key_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerLine:
+    """One stored row a write touched: its table, ``+`` (as it stands after the write) or ``-``
+    (as it stood before), the digest of all its columns, and its row key (for saying which row)."""
+
+    table: str
+    change: str
+    digest: str
+    row_key: str
+
+
+def data_root(lines: Iterable[LedgerLine]) -> str:
+    """The digest a write's audit row commits to: its ledger lines, in one canonical order."""
+    text = "\n".join("\t".join((x.table, x.change, x.digest, x.row_key)) for x in sorted(lines, key=_line_order))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _line_order(line: LedgerLine) -> tuple[str, str, str, str]:
+    return (line.table, line.change, line.digest, line.row_key)
+
+
+@dataclass(frozen=True, slots=True)
+class RowMismatch:
+    """A stored row whose digest the ledger does not account for (or a ledger row with no stored
+    row): ``problem`` is edited, inserted or removed; ``seq`` the audit row that last recorded it."""
+
+    table: str
+    row_key: str
+    problem: str
+    seq: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +104,24 @@ class AuditReport:
     rows: int
     problem: str | None = None
     seq: int | None = None
+    table: str | None = None
+    row_key: str | None = None
+    signed: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {"ok": self.ok, "rows": self.rows, "problem": self.problem, "seq": self.seq}
+        return {
+            "ok": self.ok,
+            "rows": self.rows,
+            "problem": self.problem,
+            "seq": self.seq,
+            "table": self.table,
+            "row_key": self.row_key,
+            "signed": self.signed,
+        }
 
 
-def row_hash(seq: int, entry: AuditEntry, prev_hash: str) -> str:
-    payload = [
+def row_hash(seq: int, entry: AuditEntry, prev_hash: str, data_root: str | None = None) -> str:
+    payload: list[object] = [
         seq,
         entry.at.isoformat(),
         entry.tenant,
@@ -69,46 +134,125 @@ def row_hash(seq: int, entry: AuditEntry, prev_hash: str) -> str:
         entry.actor,
         prev_hash,
     ]
+    if data_root is not None:  # rows of schema 5 and older hash without it, and still verify
+        payload.append(data_root)
     return hashlib.sha256(json.dumps(payload, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-def chain(seq: int, entry: AuditEntry, prev_hash: str) -> AuditRow:
-    return AuditRow(seq=seq, entry=entry, prev_hash=prev_hash, row_hash=row_hash(seq, entry, prev_hash))
+def chain(seq: int, entry: AuditEntry, prev_hash: str, data_root: str | None = None) -> AuditRow:
+    digest = row_hash(seq, entry, prev_hash, data_root)
+    return AuditRow(seq=seq, entry=entry, prev_hash=prev_hash, row_hash=digest, data_root=data_root)
 
 
-def verify(rows: Iterable[AuditRow], head: tuple[int, str] | None, floor_seq: int = 0) -> AuditReport:
-    """Check ``rows`` (in stored seq order) against each other, against the kept ``head`` (a row
-    the chain must hold unchanged) and against ``floor_seq`` (the newest seq a version row names:
-    the chain must reach it)."""
+def head_message(seq: int, row_hash: str) -> bytes:
+    """The bytes the home's key signs for a chain head (domain-separated from anything else it signs)."""
+    return _HEAD_DOMAIN + f"{seq}\n{row_hash}".encode("ascii")
+
+
+def _chain_problem(rows: Iterable[AuditRow]) -> tuple[AuditReport | None, list[AuditRow]]:
+    """Walk the chain: seq order, links, each row's hash; answers the first problem and the rows."""
     expected_prev = GENESIS_HASH
-    count = 0
-    last: AuditRow | None = None
-    hashes: dict[int, str] = {}
+    binding = False
+    seen: list[AuditRow] = []
     for count, row in enumerate(rows, start=1):
+        problem = None
         if row.seq != count:
-            return AuditReport(
-                False, count, f"expected seq {count}, found {row.seq}: a row was removed or moved", row.seq
-            )
-        if row.prev_hash != expected_prev:
-            return AuditReport(False, count, "prev_hash does not match the previous row: the chain is broken", row.seq)
-        if row_hash(row.seq, row.entry, row.prev_hash) != row.row_hash:
-            return AuditReport(False, count, "row_hash does not match the row's fields: the row was edited", row.seq)
+            problem = f"expected seq {count}, found {row.seq}: an audit row was removed or moved"
+        elif row.prev_hash != expected_prev:
+            problem = "prev_hash does not match the previous row: the chain is broken"
+        elif row_hash(row.seq, row.entry, row.prev_hash, row.data_root) != row.row_hash:
+            problem = "row_hash does not match the row's fields: the audit row was edited"
+        elif row.data_root is None and binding:
+            problem = "an audit row without a data root after the chain began binding data: the row was edited"
+        if problem is not None:
+            return AuditReport(False, count, problem, row.seq, "audit_log"), seen
+        binding = binding or row.data_root is not None
         expected_prev = row.row_hash
-        hashes[row.seq] = row.row_hash
-        last = row
-    end = last.seq if last is not None else 0
+        seen.append(row)
+    return None, seen
+
+
+def _root_problem(rows: Sequence[AuditRow], lines: Mapping[int, Sequence[LedgerLine]]) -> AuditReport | None:
+    """Each binding row's data root against its write's ledger lines, and no line of a write the
+    chain does not hold."""
+    for row in rows:
+        if row.data_root is not None and data_root(lines.get(row.seq, ())) != row.data_root:
+            # A version row of a point write carries its own line: gone with the row, it is found
+            # by the ids the audit row names.
+            keys = {line.row_key for line in lines.get(row.seq, ()) if line.table == "memory_versions"}
+            gone = [i for i in row.entry.version_ids.split(",") if i and json.dumps([i]) not in keys]
+            if gone:
+                problem = f"memory_versions row {json.dumps([gone[0]])} was written by this write and is gone"
+                return AuditReport(False, len(rows), problem, row.seq, "memory_versions", json.dumps([gone[0]]))
+            problem = "the ledger lines of this write do not match its data root: the ledger was edited"
+            return AuditReport(False, len(rows), problem, row.seq, "audit_digests")
+    stray = sorted(set(lines) - {r.seq for r in rows if r.data_root is not None})
+    if stray:
+        problem = f"ledger lines name audit row {stray[0]}, which holds no data root: the ledger was edited"
+        return AuditReport(False, len(rows), problem, stray[0], "audit_digests")
+    return None
+
+
+def _mismatch_report(first: RowMismatch, rows: int, signed: bool) -> AuditReport:
+    what = {
+        "edited": "was edited after the write that recorded it",
+        "inserted": "is not recorded by any write: it was inserted by hand (or its key was edited)",
+        "removed": "was recorded by a write and is gone: it was removed by hand (or its key was edited)",
+    }[first.problem]
+    problem = f"{first.table} row {first.row_key} {what}"
+    return AuditReport(False, rows, problem, first.seq, first.table, first.row_key, signed=signed)
+
+
+def verify(
+    rows: Iterable[AuditRow],
+    head: SignedHead | None,
+    *,
+    signature_ok: bool | None,
+    floor_seq: int = 0,
+    lines: Mapping[int, Sequence[LedgerLine]] | None = None,
+    mismatches: Sequence[RowMismatch] = (),
+) -> AuditReport:
+    """Check, in this order, and report the first problem: the chain ``rows`` (in stored order)
+    against each other; the stored rows against the replayed ledger (``mismatches``: the most
+    precise report, naming the row); each row's data root against the ledger ``lines`` of its
+    write (by the seq that closes it); the signed ``head`` (``signature_ok``: did its signature
+    verify with the home's public key, None when there was no key to check with); and
+    ``floor_seq`` (the newest seq a version row names: the chain must reach it)."""
+    found, chained = _chain_problem(rows)
+    if found is not None:
+        return found
+    count = len(chained)
+    end = chained[-1].seq if chained else 0
+    binding = any(r.data_root is not None for r in chained)
+    signed = head is not None and head.signature is not None
+    if mismatches:
+        return _mismatch_report(mismatches[0], count, signed)
+    found = _root_problem(chained, lines or {})
+    if found is not None:
+        return found
     if head is not None:
-        head_seq, head_hash = head
-        if hashes.get(head_seq) != head_hash:
-            return AuditReport(False, count, f"the chain ends before its recorded head (seq {head_seq})", head_seq)
+        hashes = {r.seq: r.row_hash for r in chained}
+        if hashes.get(head.seq) != head.row_hash:
+            problem = f"the chain ends before its signed head (seq {head.seq}): its newest rows were removed"
+            return AuditReport(False, count, problem, head.seq, "audit_log")
+        if head.seq != end:
+            problem = f"audit rows after the signed head (seq {head.seq}) were appended without the home's key"
+            return AuditReport(False, count, problem, head.seq + 1, "audit_log")
+        if binding and not signed:
+            problem = "the chain binds data but its head carries no signature: the signature was removed"
+            return AuditReport(False, count, problem, head.seq, "audit_head")
+        if signed and signature_ok is None:
+            problem = "the chain's head is signed, but the home's public key is missing: cannot check it"
+            return AuditReport(False, count, problem, head.seq, "audit_head")
+        if signed and not signature_ok:
+            problem = "the head's signature does not verify with the home's key: the chain was recomputed without it"
+            return AuditReport(False, count, problem, head.seq, "audit_head")
+    elif binding:
+        return AuditReport(False, count, "the chain's signed head is missing", end, "audit_head")
     if end < floor_seq:
-        return AuditReport(
-            False,
-            count,
-            f"version rows name audit row {floor_seq}, the chain ends at {end}: its newest rows were removed",
-            floor_seq,
-        )
-    return AuditReport(True, count)
+        problem = f"version rows name audit row {floor_seq}, the chain ends at {end}: its newest rows were removed"
+        return AuditReport(False, count, problem, floor_seq, "audit_log")
+    return AuditReport(True, count, signed=signed)
 
 
 def audit_entry(

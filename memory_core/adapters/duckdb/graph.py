@@ -11,12 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Sequence
 
-import duckdb
-
 from ...graph.follow import Link, LinkedObservation
 from ...graph.model import Observation
 from ...graph.plan import GraphInputs, GraphWrite
 from ...identity import Namespace
+from .audit_ledger import AuditedTx
 from .connection import NS_WHERE, DuckDBConnection, ns_params
 from .schema import COLS, LATEST, row_to_version, utc
 
@@ -147,11 +146,26 @@ class DuckDBGraph:
             out.setdefault(fact_id, []).append(LinkedObservation(obs, Link(obs.triple_id, fact_id, key, sha, kind, at)))
         return out
 
-    def write(self, con: duckdb.DuckDBPyConnection, change: GraphWrite) -> None:
-        """Apply one namespace's graph write, inside the caller's transaction."""
+    def write(self, tx: AuditedTx, change: GraphWrite) -> None:
+        """Apply one namespace's graph write, inside the caller's audited transaction (each
+        statement records the rows it touches in the audit ledger)."""
         base = ns_params(change.namespace)
+        new_triples = [o.triple_id for o in change.observations]
+        ended = sorted(change.ends)
+        link_triples = sorted({link.triple_id for link in change.links})
+        entities = sorted({entity for entity, _ in change.entities})
+        where = f"{NS_WHERE} AND list_contains(?, triple_id)"
+        entity_where = f"{NS_WHERE} AND list_contains(?, entity_id)"
+        # Rows about to change, as they stand (new triples have none yet; links and entities may
+        # repeat an earlier write's, so their whole matching set is recorded before and after).
+        if ended:
+            tx.removed("graph_triples", where, [*base, ended])
+        if link_triples:
+            tx.removed("graph_links", where, [*base, link_triples])
+        if entities:
+            tx.removed("graph_entities", entity_where, [*base, entities])
         for o in change.observations:
-            con.execute(
+            tx.execute(
                 "INSERT INTO graph_triples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     *base,
@@ -171,34 +185,49 @@ class DuckDBGraph:
                 ],
             )
         for link in change.links:
-            con.execute(
+            tx.execute(
                 "INSERT INTO graph_links VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [*base, link.triple_id, link.fact_id, link.key, link.content_sha256, link.link_kind, link.linked_at],
             )
             if self._linked_facts is not None:
                 self._linked_facts.add(link.fact_id)
-        for triple_id, (ended_at, reason) in sorted(change.ends.items()):
-            con.execute(
+        for triple_id in ended:
+            ended_at, reason = change.ends[triple_id]
+            tx.execute(
                 f"UPDATE graph_triples SET ended_at = ?, end_reason = ? WHERE {NS_WHERE} AND triple_id = ?",
                 [ended_at, reason, *base, triple_id],
             )
         for entity, entity_type in change.entities:
-            con.execute("INSERT INTO graph_entities VALUES (?, ?, ?, ?, ?, ?)", [*base, entity, entity_type, change.at])
+            tx.execute("INSERT INTO graph_entities VALUES (?, ?, ?, ?, ?, ?)", [*base, entity, entity_type, change.at])
+        triples = sorted(set(new_triples) | set(ended))
+        if triples:
+            tx.added("graph_triples", where, [*base, triples])
+        if link_triples:
+            tx.added("graph_links", where, [*base, link_triples])
+        if entities:
+            tx.added("graph_entities", entity_where, [*base, entities])
 
     @staticmethod
-    def forget(con: duckdb.DuckDBPyConnection, fact_ids: Sequence[str]) -> None:
-        """Redaction, inside its transaction: drop the links of the given facts, and the triples
-        (and entities) no other fact links."""
-        con.execute("DELETE FROM graph_links WHERE list_contains(?, fact_id)", [list(fact_ids)])
-        con.execute(
-            "DELETE FROM graph_triples t WHERE NOT EXISTS (SELECT 1 FROM graph_links l WHERE "
-            "l.tenant = t.tenant AND l.scope = t.scope AND l.owner_id = t.owner_id AND l.triple_id = t.triple_id)"
+    def forget(tx: AuditedTx, fact_ids: Sequence[str]) -> None:
+        """Redaction, inside its audited transaction: drop the links of the given facts, and the
+        triples (and entities) no other fact links."""
+        links = "list_contains(?, fact_id)"
+        tx.removed("graph_links", links, [list(fact_ids)])
+        tx.execute(f"DELETE FROM graph_links WHERE {links}", [list(fact_ids)])
+        orphan_triples = (
+            "NOT EXISTS (SELECT 1 FROM graph_links l WHERE l.tenant = graph_triples.tenant AND "
+            "l.scope = graph_triples.scope AND l.owner_id = graph_triples.owner_id AND "
+            "l.triple_id = graph_triples.triple_id)"
         )
-        con.execute(
-            "DELETE FROM graph_entities e WHERE NOT EXISTS (SELECT 1 FROM graph_triples t WHERE "
-            "t.tenant = e.tenant AND t.scope = e.scope AND t.owner_id = e.owner_id AND "
-            "(t.subject = e.entity_id OR t.object = e.entity_id))"
+        tx.removed("graph_triples", orphan_triples)
+        tx.execute(f"DELETE FROM graph_triples WHERE {orphan_triples}")
+        orphan_entities = (
+            "NOT EXISTS (SELECT 1 FROM graph_triples t WHERE t.tenant = graph_entities.tenant AND "
+            "t.scope = graph_entities.scope AND t.owner_id = graph_entities.owner_id AND "
+            "(t.subject = graph_entities.entity_id OR t.object = graph_entities.entity_id))"
         )
+        tx.removed("graph_entities", orphan_entities)
+        tx.execute(f"DELETE FROM graph_entities WHERE {orphan_entities}")
 
     # -- reads -----------------------------------------------------------------------------------
 

@@ -7,17 +7,21 @@ class per port over the one connection, lock and audit chain: ``versions``, ``gr
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
 import duckdb
 
-from ...errors import HomeNotFound, SchemaOutdated, StoreCorrupted
+from ...audit import AuditEntry
+from ...errors import AuditKeyMissing, HomeNotFound, SchemaOutdated, StoreCorrupted
+from ..home_key import HomeKey
 from .audit_chain import AuditChain
 from .connection import DuckDBConnection
 from .graph import DuckDBGraph
 from .inspection import DuckDBInspection
 from .ledger import DuckDBLedger
+from .opening import connect, make_folder, open_refusal, refuse_a_file
 from .projections import DuckDBProjections
 from .queue import DuckDBQueue
 from .schema import SCHEMA_VERSION, migrate, stored_schema_version
@@ -25,16 +29,17 @@ from .settings import DuckDBSettings
 from .versions import DuckDBVersions
 
 DB_FILE = "memory.duckdb"
+KEY_DIR = "keys"
 
 
 class DuckDBHome:
     """``Store`` over one DuckDB file."""
 
-    def __init__(self, db: DuckDBConnection) -> None:
+    def __init__(self, db: DuckDBConnection, key: HomeKey | None = None, *, new_key_dir: Path | None = None) -> None:
         self._db = db
         self.home = db.path.parent
         self.read_only = db.read_only
-        audit = AuditChain(db)
+        audit = AuditChain(db, key, new_key_dir=new_key_dir)
         self.graph = DuckDBGraph(db)
         self.versions = DuckDBVersions(db, audit, self.graph)
         self.queue = DuckDBQueue(db)
@@ -44,9 +49,14 @@ class DuckDBHome:
         self.inspection = DuckDBInspection(db)
 
     @classmethod
-    def open(cls, home: Path, *, create: bool = True, read_only: bool = False) -> "DuckDBHome":
+    def open(
+        cls, home: Path, *, create: bool = True, read_only: bool = False, key_dir: Path | None = None
+    ) -> "DuckDBHome":
+        """Open (or create) the home's store. ``key_dir`` holds the home's signing key (default
+        ``<home>/keys``; created with the home, or when a writer opens a home that has none)."""
         home = Path(home)
         db_path = home / DB_FILE
+        refuse_a_file(home)
         if not db_path.exists():
             if not create or read_only:
                 raise HomeNotFound(
@@ -54,14 +64,18 @@ class DuckDBHome:
                     "at an existing memory home",
                     home=str(home),
                 )
-            home.mkdir(parents=True, exist_ok=True)
-        con = duckdb.connect(str(db_path), read_only=read_only)
-        con.execute("SET TimeZone = 'UTC'")
-        db = DuckDBConnection(con, db_path, read_only)
-        if not read_only:
-            with db.tx() as tx:
-                migrate(tx)
-        found = stored_schema_version(con)
+            make_folder(home)
+        con = connect(db_path, read_only)  # a held, damaged or unreadable file: a typed error
+        try:
+            con.execute("SET TimeZone = 'UTC'")
+            db = DuckDBConnection(con, db_path, read_only)
+            if not read_only:
+                with db.tx() as tx:
+                    migrate(tx)
+            found = stored_schema_version(con)
+        except duckdb.Error as exc:
+            con.close()
+            raise open_refusal(db_path, exc, connected=True) from exc
         if found != SCHEMA_VERSION:
             con.close()
             if read_only and found is not None and found.isdigit() and int(found) < int(SCHEMA_VERSION):
@@ -71,7 +85,20 @@ class DuckDBHome:
                     found=found,
                 )
             raise StoreCorrupted(f"{db_path} has schema version {found or 'none'}, this build reads {SCHEMA_VERSION}")
-        return cls(db)
+        key_dir = Path(key_dir) if key_dir is not None else home / KEY_DIR
+        try:
+            key = _home_key(db, key_dir)
+        except BaseException:
+            con.close()
+            raise
+        store = cls(db, key, new_key_dir=None if read_only else key_dir)
+        if not read_only:
+            try:
+                store.versions.adopt_audit(_adoption_entry())
+            except BaseException:
+                store.close()
+                raise
+        return store
 
     def unchecked_sql(self, statement: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
         """Run any statement on the home's connection, past every rule of the store: for tests that
@@ -84,3 +111,35 @@ class DuckDBHome:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _home_key(db: DuckDBConnection, key_dir: Path) -> HomeKey | None:
+    """The key this process signs (a writer) or verifies (a reader) the audit chain with. A writer
+    without one makes one at its first write, unless the chain is already signed by a key it cannot
+    find: writing on would leave a chain no key verifies."""
+    key = HomeKey.load(key_dir, private=not db.read_only)
+    if db.read_only or (key is not None and key.can_sign):
+        return key
+    signed = db.rows("SELECT key_id FROM audit_head WHERE signature IS NOT NULL")
+    if signed:
+        raise AuditKeyMissing(
+            f"this home's audit chain is signed by key {signed[0][0]}, whose private half is not in {key_dir}; "
+            "open the home with the key directory that holds it",
+            key_id=signed[0][0],
+        )
+    return None
+
+
+def _adoption_entry() -> AuditEntry:
+    """The audit entry of a home's adoption of the rows it held before its chain bound data."""
+    return AuditEntry(
+        at=datetime.now(timezone.utc),
+        tenant="*",
+        scope="*",
+        owner_id="*",
+        key="*",
+        op="adopt",
+        version_ids="",
+        content_sha256=None,
+        actor="system:migration",
+    )

@@ -13,7 +13,7 @@ from ...identity import Scope
 from ...model import FactVersion, Kind, Op, Provenance, Status
 from .connection import DuckDBConnection
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 
 # Columns a query filters or orders on. Everything else about a version lives in ``attrs`` (one
 # JSON column): each physical column costs every point write (docs/benchmarks.md, "One attrs
@@ -89,9 +89,12 @@ CREATE TABLE IF NOT EXISTS memory_versions (
     version BIGINT NOT NULL, change_id VARCHAR NOT NULL,
     observed_at TIMESTAMPTZ, valid_at TIMESTAMPTZ NOT NULL, invalid_at TIMESTAMPTZ,
     created_at TIMESTAMPTZ NOT NULL, superseded_by VARCHAR, source_class VARCHAR NOT NULL,
-    sensitivity VARCHAR NOT NULL, expires_at TIMESTAMPTZ, audit_seq BIGINT, attrs VARCHAR NOT NULL
+    sensitivity VARCHAR NOT NULL, expires_at TIMESTAMPTZ, audit_seq BIGINT, attrs VARCHAR NOT NULL,
+    row_digest VARCHAR
 );
-CREATE TABLE IF NOT EXISTS audit_head (seq BIGINT NOT NULL, row_hash VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS audit_head (
+    seq BIGINT NOT NULL, row_hash VARCHAR NOT NULL, signature VARCHAR, key_id VARCHAR
+);
 CREATE TABLE IF NOT EXISTS projection_failures (
     fact_id VARCHAR NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL,
     key VARCHAR NOT NULL, error VARCHAR NOT NULL, failed_at TIMESTAMPTZ NOT NULL, resolved_at TIMESTAMPTZ
@@ -99,7 +102,12 @@ CREATE TABLE IF NOT EXISTS projection_failures (
 CREATE TABLE IF NOT EXISTS audit_log (
     seq BIGINT NOT NULL, written_at TIMESTAMPTZ NOT NULL, tenant VARCHAR NOT NULL, scope VARCHAR NOT NULL,
     owner_id VARCHAR NOT NULL, key VARCHAR NOT NULL, op VARCHAR NOT NULL, version_ids VARCHAR NOT NULL,
-    content_sha256 VARCHAR, actor VARCHAR NOT NULL, prev_hash VARCHAR NOT NULL, row_hash VARCHAR NOT NULL
+    content_sha256 VARCHAR, actor VARCHAR NOT NULL, prev_hash VARCHAR NOT NULL, row_hash VARCHAR NOT NULL,
+    data_root VARCHAR
+);
+CREATE TABLE IF NOT EXISTS audit_digests (
+    seq BIGINT NOT NULL, tbl VARCHAR NOT NULL, row_key VARCHAR NOT NULL, digest VARCHAR NOT NULL,
+    change VARCHAR NOT NULL
 );
 CREATE TABLE IF NOT EXISTS write_config (
     tenant VARCHAR NOT NULL, memory_type VARCHAR NOT NULL, config_json VARCHAR NOT NULL,
@@ -199,7 +207,7 @@ def _v2_to_v3(con: duckdb.DuckDBPyConnection, version: str) -> None:
     found = con.execute("SELECT value FROM meta WHERE name = 'audit_head'").fetchall()
     if found:
         seq, _, digest = found[0][0].partition(":")
-        con.execute("INSERT INTO audit_head VALUES (?, ?)", [int(seq), digest])
+        con.execute("INSERT INTO audit_head (seq, row_hash) VALUES (?, ?)", [int(seq), digest])
         con.execute("DELETE FROM meta WHERE name = 'audit_head'")
 
 
@@ -229,6 +237,16 @@ def _v4_to_v5(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("UPDATE memory_versions SET attrs = ? WHERE id = ?", [json.dumps(body, ensure_ascii=False), row_id])
 
 
+def _v5_to_v6(con: duckdb.DuckDBPyConnection) -> None:
+    """v6: the audit chain binds data. Version rows gain the digest they were written with, audit
+    rows a data root, the head a signature; the ledger table is created with the rest (``DDL``),
+    and the home adopts its rows on open."""
+    con.execute("ALTER TABLE memory_versions ADD COLUMN IF NOT EXISTS row_digest VARCHAR")
+    con.execute("ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS data_root VARCHAR")
+    con.execute("ALTER TABLE audit_head ADD COLUMN IF NOT EXISTS signature VARCHAR")
+    con.execute("ALTER TABLE audit_head ADD COLUMN IF NOT EXISTS key_id VARCHAR")
+
+
 def migrate(con: duckdb.DuckDBPyConnection) -> None:
     """Bring any older home to the current schema, in the caller's transaction."""
     version = stored_schema_version(con)
@@ -236,6 +254,8 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
         _v2_to_v3(con, version)
     if version == "4":
         _v4_to_v5(con)
+    if version is not None and version.isdigit() and int(version) < 6:
+        _v5_to_v6(con)
     # v4 added the entity graph tables (created below); v3 rows state no relations.
     con.execute(DDL)
     con.execute(HEADS_VIEW)

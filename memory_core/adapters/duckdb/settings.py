@@ -27,9 +27,10 @@ class DuckDBSettings:
     def put_write_config(
         self, tenant: str, memory_type: str, config: dict[str, Any], at: datetime, audit: AuditEntry
     ) -> None:
-        with self._audit.transaction([audit]) as con:
-            con.execute("DELETE FROM write_config WHERE tenant = ? AND memory_type = ?", [tenant, memory_type])
-            con.execute(
+        where = "tenant = ? AND memory_type = ?"
+        with self._audit.transaction([audit]) as tx, tx.touching("write_config", where, [tenant, memory_type]):
+            tx.execute(f"DELETE FROM write_config WHERE {where}", [tenant, memory_type])
+            tx.execute(
                 "INSERT INTO write_config VALUES (?, ?, ?, ?)",
                 [tenant, memory_type, json.dumps(config, sort_keys=True), at],
             )
@@ -43,12 +44,11 @@ class DuckDBSettings:
 
     def put_ontology(self, tenant: str, markdown: str, sha256: str, at: datetime, actor: str, audit: AuditEntry) -> int:
         """Append a new version of the tenant's ontology (earlier versions are kept)."""
-        with self._audit.transaction([audit]) as con:
-            found = con.execute(
-                "SELECT coalesce(max(version), 0) FROM ontologies WHERE tenant = ?", [tenant]
-            ).fetchall()
+        with self._audit.transaction([audit]) as tx:
+            found = tx.execute("SELECT coalesce(max(version), 0) FROM ontologies WHERE tenant = ?", [tenant]).fetchall()
             version = int(found[0][0]) + 1
-            con.execute(
+            tx.execute(
                 "INSERT INTO ontologies VALUES (?, ?, ?, ?, ?, ?)", [tenant, version, markdown, sha256, at, actor]
             )
+            tx.added("ontologies", "tenant = ? AND version = ?", [tenant, version])
         return version

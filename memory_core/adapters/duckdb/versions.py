@@ -16,11 +16,12 @@ from typing import Any, Callable, Iterator, Sequence
 
 import duckdb
 
-from ...audit import AuditEntry, AuditReport, AuditRow
+from ...audit import AuditEntry, AuditReport, AuditRow, LedgerLine
 from ...identity import Namespace
 from ...model import VISIBLE_STATUSES, FactVersion
 from ...ports import Head, StagedRows, WriteBatch
 from .audit_chain import AuditChain
+from .audit_ledger import BOUND
 from .connection import NS_WHERE, DuckDBConnection, ns_of, ns_params
 from .graph import DuckDBGraph
 from .schema import COLS, LATEST, VERSION_COLUMNS, attrs_json, row_to_version, version_params
@@ -184,6 +185,10 @@ class DuckDBVersions:
     def verify_audit(self) -> AuditReport:
         return self._audit.verify()
 
+    def adopt_audit(self, entry: AuditEntry) -> bool:
+        """Bind, once, the rows of a home written before the audit chain bound data."""
+        return self._audit.adopt(entry)
+
     # -- writes --------------------------------------------------------------------------------
 
     def apply(
@@ -208,30 +213,28 @@ class DuckDBVersions:
             first = self._seq + 1
             # Each row names the audit row that records it: a chain missing its newest rows is caught.
             audit_seq = self._audit.next_seq(len(batch.audits))
-            with self._db.tx() as con:
+            with self._audit.transaction(batch.audits, before_commit=before_commit) as tx:
+                con = tx.con
                 if len(rows) > ARROW_INSERT_ABOVE:
                     self._insert_staged(con, arrow_versions(first, rows, audit_seq))
                 elif rows:
-                    marks = "(" + ", ".join("?" * len(VERSION_COLUMNS)) + ")"
-                    con.execute(
-                        f"INSERT INTO memory_versions ({COLS}) VALUES " + ", ".join([marks] * len(rows)),
-                        [p for i, r in enumerate(rows) for p in version_params(first + i, r, audit_seq)],
-                    )
+                    tx.lines.extend(_insert_rows(con, first, rows, audit_seq))
+                if len(rows) > ARROW_INSERT_ABOVE:  # fresh rows: nothing to record before them
+                    tx.added("memory_versions", "seq BETWEEN ? AND ?", [first, first + len(rows) - 1])
                 if extra:
                     self._insert_staged(con, staged_columns(first + len(rows), audit_seq, staged))
+                    tx.added(
+                        "memory_versions", "seq BETWEEN ? AND ?", [first + len(rows), first + len(rows) + extra - 1]
+                    )
                 for change in batch.graph:
-                    self._graph.write(con, change)
+                    self._graph.write(tx, change)
                 if snapshot is not None:
                     audit = batch.audits[0]
                     con.execute(
                         "INSERT INTO snapshots_restored VALUES (?, ?, ?, ?, ?, ?)",
                         [snapshot[0], audit.tenant, audit.scope, audit.owner_id, audit.at, snapshot[1]],
                     )
-                audit_head = self._audit.append(con, batch.audits, recorded_by_rows=bool(rows) or extra > 0)
-                if before_commit is not None:
-                    before_commit()
             self._seq += len(rows) + extra
-            self._audit.head = audit_head
             self.remember(rows)
 
     @staticmethod
@@ -260,18 +263,42 @@ class DuckDBVersions:
         """Overwrite the value (and the words kept beside it) of the given version rows in place:
         the one edit the log allows. The graph forgets what they stated."""
         with self._db.lock:
-            with self._audit.transaction([audit]) as con:
-                for row in rows:
-                    scrubbed = dataclasses.replace(
-                        row,
-                        index_context=None,
-                        relations=(),
-                        provenance=dataclasses.replace(row.provenance, source_quote=None),
-                    )
-                    con.execute(
-                        "UPDATE memory_versions SET value_json = ?, content_sha256 = ?, attrs = ? WHERE id = ?",
-                        [value_json, content_sha256, attrs_json(scrubbed), row.id],
-                    )
-                self._graph.forget(con, sorted({r.fact_id for r in rows}))
+            with self._audit.transaction([audit]) as tx:
+                # The ledger records the digests replaced and their replacements, never the bytes.
+                with tx.touching("memory_versions", "list_contains(?, id)", [[r.id for r in rows]]):
+                    for row in rows:
+                        scrubbed = dataclasses.replace(
+                            row,
+                            index_context=None,
+                            relations=(),
+                            provenance=dataclasses.replace(row.provenance, source_quote=None),
+                        )
+                        tx.execute(
+                            "UPDATE memory_versions SET value_json = ?, content_sha256 = ?, attrs = ? WHERE id = ?",
+                            [value_json, content_sha256, attrs_json(scrubbed), row.id],
+                        )
+                self._graph.forget(tx, sorted({r.fact_id for r in rows}))
             self._forget_cache()
             self._db.con.execute("CHECKPOINT")  # fold the WAL, which still holds the old bytes
+
+
+_ROW_MARKS = "(" + ", ".join(["?"] * len(VERSION_COLUMNS) + [BOUND["memory_versions"].digest_of_params]) + ")"
+
+
+def _insert_rows(
+    con: duckdb.DuckDBPyConnection, first: int, rows: Sequence[FactVersion], audit_seq: int | None
+) -> list[LedgerLine]:
+    """Insert a few version rows, each with the digest it is written with (computed by the insert
+    from the same values): their ``+`` ledger lines, without a second statement."""
+    params = []
+    for i, row in enumerate(rows):
+        values = version_params(first + i, row, audit_seq)
+        params.extend(values)
+        params.extend(values)
+    found = con.execute(
+        f"INSERT INTO memory_versions ({COLS}, row_digest) VALUES "
+        + ", ".join([_ROW_MARKS] * len(rows))
+        + " RETURNING row_digest, json_array(id)::VARCHAR",
+        params,
+    ).fetchall()
+    return [LedgerLine("memory_versions", "+", digest, key) for digest, key in found]
