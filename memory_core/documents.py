@@ -77,6 +77,20 @@ def is_entity(metadata: Mapping[str, Any]) -> bool:
     return all(f in metadata for f in ENTITY_FIELDS)
 
 
+def is_head(is_document: bool, value: Any) -> bool:
+    """Is this row's value a document's head as ``doc_put`` writes it? A plain ``set`` under a
+    ``doc:`` key (which nothing forbids) is not one, and reads skip it rather than fail on it."""
+    return (
+        is_document
+        and isinstance(value, dict)
+        and isinstance(value.get("title"), str)
+        and isinstance(value.get("metadata"), dict)
+        and isinstance(value.get("entity"), bool)
+        and type(value.get("chunks")) is int
+        and 0 <= value["chunks"] <= 1_000_000
+    )
+
+
 def _cut(text: str, limit: int) -> list[str]:
     """Cut one oversized block at line boundaries, and a line longer than the limit at characters."""
     pieces, current = [], ""

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Any
 
 from .errors import IdentityIncomplete, InvalidInput, ScopeForbidden, UnknownScope
+from .inputs import utf8
 
 
 class Scope(str, Enum):
@@ -67,6 +68,7 @@ class Identity:
                 continue
             if not isinstance(value, str) or not value.strip():
                 raise InvalidInput(f"identity {name} must be a non-empty string", field=name)
+            utf8(value, f"identity {name}")  # an owner id is stored and compared as UTF-8 text
         if self.tenant == GLOBAL_TENANT:
             raise InvalidInput(f"tenant name {GLOBAL_TENANT!r} is reserved for scope global", field="tenant")
         object.__setattr__(self, "memory_scopes", frozenset(Scope.parse(s) for s in self.memory_scopes))

@@ -7,6 +7,7 @@ Transaction time: the store believed a version at ``known_at`` when ``created_at
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
 from .errors import InvalidInterval, MalformedTimestamp, NaiveDatetime
@@ -24,11 +25,29 @@ def require_aware(value: datetime, field: str) -> datetime:
             f"{field} has no timezone; pass an aware datetime such as 2024-05-01T00:00:00+00:00",
             field=field,
         )
-    return value.astimezone(timezone.utc)
+    try:
+        utc = value.astimezone(timezone.utc)
+    except OverflowError:  # year 1 at +01:00, year 9999 at -01:00: no UTC instant in range
+        raise MalformedTimestamp(f"{field} is out of range once put in UTC", field=field) from None
+    if utc > END_OF_TIME:  # the store's "never ends": an instant past it could not be ordered before it
+        raise MalformedTimestamp(
+            f"{field} is after the last instant the store keeps, {END_OF_TIME.isoformat()}", field=field
+        )
+    return utc
 
 
 # An instant as callers may give one: aware datetime, ISO-8601 text, or None ("now" / unbounded).
 Instant = datetime | str | None
+
+# The one spelling accepted: date, then optionally T (or a space) and a time, then a zone.
+# datetime.fromisoformat alone takes far more (week dates, compact forms, and a NUL before the
+# zone), so text is matched whole first: trailing garbage never passes as part of an instant.
+_ISO_INSTANT = re.compile(
+    r"\d{4}-\d{2}-\d{2}"
+    r"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?"
+    r"(?:[Zz]|[+-]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?)?",
+    re.ASCII,
+)
 
 
 def parse_instant(text: Instant, field: str) -> datetime | None:
@@ -38,15 +57,20 @@ def parse_instant(text: Instant, field: str) -> datetime | None:
     if isinstance(text, datetime):
         return require_aware(text, field)
     if not isinstance(text, str) or not text.strip():
-        raise MalformedTimestamp(f"{field} must be an ISO-8601 string, got {text!r}", field=field)
-    raw = text.strip()
+        raise MalformedTimestamp(f"{field} must be an ISO-8601 string, got {text!r:.60}", field=field)
+    raw = text.strip(" ")
+    if _ISO_INSTANT.fullmatch(raw) is None:
+        raise MalformedTimestamp(
+            f"{field} is not an ISO-8601 instant: {text!r:.60} (expected e.g. 2024-05-01T09:30:00Z)",
+            field=field,
+        )
     if raw.endswith(("Z", "z")):
         raw = raw[:-1] + "+00:00"
     try:
         parsed = datetime.fromisoformat(raw)
     except ValueError:
         raise MalformedTimestamp(
-            f"{field} is not an ISO-8601 instant: {text!r} (expected e.g. 2024-05-01T09:30:00Z)",
+            f"{field} is not an ISO-8601 instant: {text!r:.60} (expected e.g. 2024-05-01T09:30:00Z)",
             field=field,
         ) from None
     return require_aware(parsed, field)

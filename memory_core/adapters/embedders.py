@@ -15,6 +15,7 @@ import hashlib
 import logging
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -80,10 +81,19 @@ class StaticEmbedder:
         self.name = f"static-minilm-{pca_dims}"
         self._path = Path(cache_dir) / self.name
         self._model: Any = None
+        self._loading = threading.Lock()
 
     def _load(self) -> Any:
         if self._model is not None:
             return self._model
+        # A search and a write may embed first at once: distil (half a minute, writing the cached
+        # files) and load once, not once per thread into the same folder.
+        with self._loading:
+            if self._model is None:
+                self._model = self._build()
+        return self._model
+
+    def _build(self) -> Any:
         StaticModel = _extra("model2vec", "StaticModel")
 
         if not (self._path / "model.safetensors").exists():
@@ -95,8 +105,7 @@ class StaticEmbedder:
             model.save_pretrained(str(self._path))
         from .static_encoder import ChunkCachedEncoder
 
-        self._model = ChunkCachedEncoder(StaticModel.from_pretrained(str(self._path)))
-        return self._model
+        return ChunkCachedEncoder(StaticModel.from_pretrained(str(self._path)))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -121,13 +130,15 @@ class MiniLMEmbedder:
     def __init__(self, batch_size: int = 64) -> None:
         self._model: Any = None
         self._batch_size = batch_size
+        self._loading = threading.Lock()
 
     def _load(self) -> Any:
         if self._model is None:
-            path = _minilm_path()
-            SentenceTransformer = _extra("sentence_transformers", "SentenceTransformer")
-
-            self._model = SentenceTransformer(str(path), device="cpu")
+            with self._loading:  # loaded once, whichever thread embeds first
+                if self._model is None:
+                    path = _minilm_path()
+                    SentenceTransformer = _extra("sentence_transformers", "SentenceTransformer")
+                    self._model = SentenceTransformer(str(path), device="cpu")
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -156,6 +167,7 @@ class OpenAIEmbedder:
     def __post_init__(self) -> None:
         self.name = f"openai:{self.model}"
         self._client: Any = None
+        self._loading = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -163,7 +175,9 @@ class OpenAIEmbedder:
         import openai
 
         if self._client is None:
-            self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s)
+            with self._loading:  # one client (one connection pool), whichever thread embeds first
+                if self._client is None:
+                    self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s)
         try:
             response = self._client.embeddings.create(model=self.model, input=list(texts))
         except openai.OpenAIError as exc:

@@ -37,6 +37,7 @@ from ..session import Session
 from ..session.core import IndexPorts
 from ..write.tenant_config import WriteConfig
 from .tool import MemoryTool
+from .validate import MEMORY_RULES, guard_ops
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +46,9 @@ def _new_id() -> str:
     return os.urandom(16).hex()  # a random 128-bit id, as uuid4 but without its object
 
 
-def _open_index(session: Session) -> IndexPorts:
-    """The retrieval index of the home, built the first time something needs it."""
+def open_lance_index(session: Session) -> IndexPorts:
+    """The retrieval index of the home, built the first time something needs it (once: the
+    session builds it under a lock, whichever thread asks first)."""
     # Imported here: lancedb takes about a second to import, which a command that never searches
     # (get, audit, a home without an embedder) should not pay.
     from ..adapters.lance import IndexProjector, LanceIndex, LanceSearch
@@ -59,6 +61,7 @@ def _open_index(session: Session) -> IndexPorts:
     return sink, LanceSearch(index)
 
 
+@guard_ops(MEMORY_RULES)  # every argument is checked before the op runs (api/validate.py)
 class Memory:
     """An open memory home. Bind it to a run with ``for_run`` to get the tool.
 
@@ -73,6 +76,8 @@ class Memory:
         clock: Clock | None = None,
         new_id: Callable[[], str] = _new_id,
         embedder: Embedder | None = None,
+        *,
+        open_index: Callable[[Session], IndexPorts] = open_lance_index,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -81,7 +86,7 @@ class Memory:
             clock or SystemClock(),
             new_id,
             embedder,
-            open_index=_open_index,
+            open_index=open_index,
             open_sql=lambda: SqlMemory(store.home / "sql", read_only=store.read_only),
         )
         self._closed = False
@@ -96,13 +101,19 @@ class Memory:
         read_only: bool = False,
         embedder: str | Embedder | None = None,
         new_id: Callable[[], str] = _new_id,
+        open_index: Callable[[Session], IndexPorts] = open_lance_index,
+        key_dir: str | Path | None = None,
         **embedder_options: Any,
     ) -> "Memory":
+        """Open (or create) the home at ``home``. ``open_index`` builds the retrieval index the
+        first time something needs it (default: the home's Lance index); a test may wrap it.
+        ``key_dir``: where the home's signing key lives (default ``<home>/keys``); keep it
+        elsewhere to protect the audit chain from whoever can write the home (``docs/audit.md``)."""
         home = Path(home)
-        store = DuckDBHome.open(home, create=create, read_only=read_only)
+        store = DuckDBHome.open(home, create=create, read_only=read_only, key_dir=key_dir)
         if isinstance(embedder, str):
             embedder = make_embedder(embedder, cache_dir=home / "models", **embedder_options)
-        return cls(store, clock, new_id, embedder=embedder)
+        return cls(store, clock, new_id, embedder=embedder, open_index=open_index)
 
     @property
     def home(self) -> Path:
@@ -145,7 +156,8 @@ class Memory:
         return self.session.write_config(tenant)
 
     def indexable(self, state: FactVersion) -> bool:
-        """Does the index serve this state? Visible, not high, of an embedded type, not an anonymized shell."""
+        """Does the index serve this state? Visible, not high, of an embedded type, not an anonymized
+        shell nor a redacted row."""
         return self.session.indexable(state)
 
     @property

@@ -28,6 +28,7 @@ from ..services.tenant_settings import TenantSettingsService
 from ..services.writes import WritesService
 from ..temporal import Instant
 from ..write.batch import BulkResult
+from .validate import TOOL_RULES, guard_ops
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -38,6 +39,7 @@ def _arguments(given: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in given.items() if name != "self"}
 
 
+@guard_ops(TOOL_RULES)  # every argument is checked before the op runs (api/validate.py)
 class MemoryTool:
     """The Memory tool bound to one run identity."""
 
@@ -104,7 +106,8 @@ class MemoryTool:
         self, entries: Sequence[dict[str, Any]], *, scope: str | Scope = Scope.USER, dry_run: bool = False
     ) -> BulkResult:
         """Write many entries ({"key", "value", and any set option}) in one transaction: all or none.
-        A locked or pinned key, a blacklisted or unchanged entry is skipped and reported."""
+        A malformed entry refuses the batch (``details["entry"]`` is its index); a locked or pinned
+        key, a blacklisted or unchanged entry is skipped and reported."""
         return self._writes.bulk_set(entries, scope=scope, dry_run=dry_run)
 
     def import_items(
@@ -237,8 +240,7 @@ class MemoryTool:
         return self._lifecycle.flag(key, scope=scope, kind=Op.REJECT)
 
     def redact(self, key: str, version_id: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Scrub one historical version's value, and every row of the key holding it, in place (store
-        and index). Refuses the live head (delete it first)."""
+        """Scrub one historical version's value (and its copies) in place; never the live head."""
         return self._lifecycle.redact(key, version_id, scope=scope)
 
     def snapshot(self, *, scope: str | Scope = Scope.USER) -> dict[str, Any]:
@@ -274,8 +276,7 @@ class MemoryTool:
     def doc_get(
         self, doc_key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, known_at: Instant = None
     ) -> Document | None:
-        """The document as it stood at ``as_of`` (as known at ``known_at``): title, metadata, body
-        (its chunks joined, byte for byte) and chunks."""
+        """The document at ``as_of`` (as known at ``known_at``): title, metadata, body and chunks."""
         return self._documents.doc_get(doc_key, scope=scope, as_of=as_of, known_at=known_at)
 
     def doc_list(self, *, scope: str | Scope = Scope.USER, as_of: Instant = None) -> list[DocumentSummary]:
@@ -362,7 +363,7 @@ class MemoryTool:
 
     def configure(self, **settings: Any) -> dict[str, Any]:
         """Change this tenant's write settings (admin only): policy, thresholds, char_limit, retention,
-        blacklist, bulk_check_cap, single_valued, the resolver's (``docs/write-path.md``)."""
+        blacklist (RE2 patterns), bulk_check_cap, single_valued, the resolver's (``docs/write-path.md``)."""
         return self._settings.configure(**settings)
 
     def configure_type(self, memory_type: str, **settings: Any) -> dict[str, Any]:

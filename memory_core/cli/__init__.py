@@ -2,15 +2,23 @@
 
 Every verb is one registered function (``registry``) in the ``verbs_*`` modules. Every command
 takes ``--json`` and then prints exactly one JSON document on stdout. An error prints
-``{"error": {"code", "status", "message"}}``, exits non-zero, and changes nothing.
+``{"error": {"code", "status", "message"}}``, exits non-zero, and changes nothing. A failure the
+library did not foresee is the same document with code ``INTERNAL`` (status 500); its traceback
+goes to stderr only with ``--debug`` (or ``MEMCORE_DEBUG=1``), never to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import decimal
 import json
+import math
+import os
 import shutil
 import sys
+import traceback
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, NoReturn, Sequence
@@ -18,7 +26,7 @@ from typing import Callable, Iterator, NoReturn, Sequence
 from ..adapters.duckdb import DB_FILE
 from ..api import Memory
 from ..environment import resolve_embedder, resolve_home
-from ..errors import IdentityIncomplete, MemcoreError
+from ..errors import IdentityIncomplete, InternalError, MemcoreError
 from ..identity import Identity
 from . import verbs_documents, verbs_eval, verbs_extract, verbs_facts, verbs_home, verbs_tenant, verbs_write
 from .registry import EXIT_ERROR, EXIT_USAGE, VERBS, Call, Output, UsageError, Verb
@@ -71,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder-base-url", help="openai embedder: base URL of the endpoint")
     p.add_argument("--embedder-model", help="openai embedder: model name")
     p.add_argument("--embedder-dim", type=int, help="openai embedder: vector dimension")
+    p.add_argument("--debug", action="store_true", help="print the traceback of an internal error on stderr")
     _json_flag(p)
     sub = p.add_subparsers(dest="op", required=True, parser_class=_Parser, metavar="OP")
     for verb in VERBS.values():
@@ -98,7 +107,7 @@ def _no_trace_if_refused(home: Path, writes: bool) -> Iterator[None]:
     home_existed, db_existed = home.exists(), (home / DB_FILE).exists()
     try:
         yield
-    except MemcoreError:
+    except Exception:  # a refusal, or a failure: either way the new home goes
         if writes and not db_existed:
             if not home_existed:
                 shutil.rmtree(home, ignore_errors=True)
@@ -133,19 +142,82 @@ def _run(args: argparse.Namespace) -> Output:
             return verb.run(Call(args, home, memory, tool))
 
 
+def _printable(text: str) -> str:
+    """Text any UTF-8 stream can take: a lone surrogate (echoed from the input) is escaped."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _plain(value: object) -> object:
+    """What JSON has no spelling for, as it is usually written: SQL memory answers dates, decimals,
+    UUIDs, intervals and blobs."""
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, (decimal.Decimal, uuid.UUID)):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    raise TypeError(f"{type(value).__name__} has no JSON spelling")
+
+
+def _finite(value: object) -> object:
+    """NaN and the infinities as null: JSON has no spelling for them either."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _dump(doc: object) -> str:
+    try:
+        try:
+            text = json.dumps(doc, ensure_ascii=False, allow_nan=False, default=_plain)
+        except ValueError:  # a NaN or an infinity (a SQL answer's): said as null
+            text = json.dumps(_finite(doc), ensure_ascii=False, allow_nan=False, default=_plain)
+    except (TypeError, ValueError, RecursionError):  # a verb answered something JSON cannot spell
+        raise InternalError("the answer could not be written as JSON") from None
+    return _printable(text)
+
+
+def _refused(exc: MemcoreError, want_json: bool, out: Callable[[str], None]) -> int:
+    if want_json:
+        try:
+            body = _dump({"error": exc.to_dict()})
+        except InternalError:  # details JSON cannot spell: the code and the message still can
+            body = _dump({"error": {"code": exc.code, "status": exc.status, "message": str(exc.message)}})
+        out(body)
+    else:
+        print(_printable(f"memcore: error [{exc.code}]: {exc.message}"), file=sys.stderr)
+    return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_ERROR
+
+
 def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     want_json = "--json" in argv
+    debug = "--debug" in argv or os.environ.get("MEMCORE_DEBUG", "") not in ("", "0")
     try:
         args = build_parser().parse_args(argv)
         doc, text, code = _run(args)
+        answer = _dump(doc) if want_json else _printable(text)
     except MemcoreError as exc:
-        if want_json:
-            out(json.dumps({"error": exc.to_dict()}, ensure_ascii=False))
-        else:
-            print(f"memcore: error [{exc.code}]: {exc.message}", file=sys.stderr)
-        return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_ERROR
-    out(json.dumps(doc, ensure_ascii=False) if want_json else text)
+        return _refused(exc, want_json, out)
+    except Exception as exc:  # noqa: BLE001 - the face answers every failure, never with a traceback on stdout
+        if debug:
+            traceback.print_exc(file=sys.stderr)
+        # The exception's text may quote stored data: only its type is named.
+        message = f"internal error ({type(exc).__name__}); run with --debug or MEMCORE_DEBUG=1 for the traceback"
+        return _refused(InternalError(message), want_json, out)
+    out(answer)
     return code
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotUtf8, ValueTooDeep
 from ..model import FactVersion, WriteResult
 from ..temporal import iso
 from .registry import arg
@@ -47,27 +47,42 @@ SET_OPTION_ARGS = (
 
 
 def read_file(file: str) -> str:
-    if file == "-":
-        return sys.stdin.read()
-    path = Path(file)
-    if not path.is_file():
-        raise InvalidInput(f"no such file: {file}", field="file")
-    return path.read_text(encoding="utf-8")
+    """A file's text (``-``: standard input), as typed errors when it cannot be read as UTF-8."""
+    try:
+        if file == "-":
+            return sys.stdin.read()
+        path = Path(file)
+        if not path.is_file():
+            raise InvalidInput(f"no such file: {file!r}", field="file")
+        return path.read_text(encoding="utf-8")
+    except UnicodeError:  # bytes that are not UTF-8, or a file name that cannot be one
+        raise NotUtf8(f"{file!r} is not UTF-8 text", field="file") from None
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"{file!r} could not be read ({type(exc).__name__})", field="file") from None
+
+
+def loads(text: str, what: str, field: str) -> Any:
+    """JSON text, as typed errors: malformed, or nested deeper than the stack allows."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{what} is not JSON: {exc}", field=field) from None
+    except RecursionError:
+        raise ValueTooDeep(f"{what} nests too deep", field=field) from None
 
 
 def entries(text: str, plain_lines: bool) -> list[Any]:
     """A JSON list, or JSON lines (``plain_lines``: a line that is not JSON is a string)."""
     stripped = text.strip()
     if stripped.startswith("["):
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"the file is not a JSON list: {exc}", field="file") from None
+        return loads(stripped, "the file (a JSON list)", "file")
     items = []
     for number, line in enumerate(t for t in text.splitlines() if t.strip()):
         try:
-            items.append(json.loads(line))
-        except json.JSONDecodeError:
+            items.append(loads(line, f"line {number + 1}", "file"))
+        except ValueTooDeep:
+            raise
+        except InvalidInput:
             if not plain_lines:
                 raise InvalidInput(
                     f"line {number + 1} is not JSON (bulk-set takes a JSON list or JSON lines)", field="file"
@@ -79,17 +94,21 @@ def entries(text: str, plain_lines: bool) -> list[Any]:
 def json_option(text: str | None, name: str) -> Any:
     if not text:
         return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"--{name} is not JSON: {exc}", field=name) from None
+    return loads(text, f"--{name}", name)
 
 
 def json_file(file: str, what: str) -> Any:
+    return loads(read_file(file), f"the {what}", "file")
+
+
+def write_text(file: str, content: str) -> None:
+    """Write an output file (``--out``), as a typed error when the path cannot take it."""
     try:
-        return json.loads(read_file(file))
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"the {what} is not JSON: {exc}", field="file") from None
+        Path(file).write_text(content, encoding="utf-8")
+    except UnicodeError:
+        raise NotUtf8(f"--out {file!r} is not a UTF-8 path", field="out") from None
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"--out {file!r} could not be written ({type(exc).__name__})", field="out") from None
 
 
 def settings(pairs: list[str]) -> dict[str, Any]:
@@ -99,8 +118,10 @@ def settings(pairs: list[str]) -> dict[str, Any]:
         if not sep or not name:
             raise InvalidInput(f"settings are NAME=JSON, got {pair!r}", field="settings")
         try:
-            out[name] = json.loads(raw)
-        except json.JSONDecodeError:
+            out[name] = loads(raw, name, "settings")
+        except ValueTooDeep:
+            raise
+        except InvalidInput:
             out[name] = raw
     return out
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import InvalidInput, ValueTooDeep
 from ..model import WriteResult
-from .io import AS_OF, KNOWN_AT, SET_OPTION_ARGS, fact_line, set_options
+from .io import AS_OF, KNOWN_AT, SET_OPTION_ARGS, fact_line, loads, set_options
 from .registry import Call, Output, arg, verb
 
 
@@ -30,8 +31,10 @@ def set_(call: Call) -> Output:
     value: Any = args.value
     if not args.string:
         try:
-            value = json.loads(args.value)
-        except json.JSONDecodeError:
+            value = loads(args.value, "VALUE", "value")
+        except ValueTooDeep:
+            raise
+        except InvalidInput:  # text that is not JSON is stored as a string
             value = args.value
     result = call.tool.set(
         args.key,

@@ -4,9 +4,8 @@ bulk-set, import, snapshot, restore-snapshot, rollback and sweep-expired."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from .io import counts_line, entries, json_file, read_file, write_line
+from .io import counts_line, entries, json_file, read_file, write_line, write_text
 from .registry import Call, Output, arg, verb
 
 FLAG_VERBS = {
@@ -86,7 +85,7 @@ def import_(call: Call) -> Output:
 def snapshot(call: Call) -> Output:
     payload = call.tool.snapshot(scope=call.args.scope)
     if call.args.out:
-        Path(call.args.out).write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
+        write_text(call.args.out, json.dumps(payload, ensure_ascii=False, indent=1))
         doc = {"snapshot_id": payload["snapshot_id"], "rows": len(payload["rows"]), "out": call.args.out}
         return doc, f"snapshot {payload['snapshot_id']}: {len(payload['rows'])} facts -> {call.args.out}", 0
     return payload, json.dumps(payload, ensure_ascii=False, indent=1), 0

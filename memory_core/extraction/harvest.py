@@ -16,12 +16,39 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from ..identity import Identity, Scope, identity_fields
+from ..errors import InvalidInput, MemcoreError
+from ..identity import Identity, Scope, identity_fields, identity_from
+from ..inputs import integer, known_options, mapping, text
+from ..values import canonical_json
 from .model import parse_messages
 from .pipeline import DEFAULT_STEPS
 
 BOUNDARIES = ("compaction", "recap", "stateful")
 DEFAULT_CAPACITY = 256  # unfinished harvest jobs a user scope may hold before spans are dropped
+HARVEST_FIELDS = ("boundary", "generation", "identity", "messages", "session")
+
+
+def check_harvest_payload(payload: Any) -> dict[str, Any]:
+    """A banked span as the consolidator reads it, or a typed refusal: a malformed span is refused
+    when it is banked, never left on the queue to fail the worker that claims it."""
+    mapping(payload, "payload")
+    known_options(payload, HARVEST_FIELDS, "a harvest payload")
+    missing = [name for name in HARVEST_FIELDS if name not in payload]
+    if missing:
+        raise InvalidInput(f"a harvest payload needs {', '.join(missing)}", field="payload")
+    if payload["boundary"] not in BOUNDARIES:
+        raise InvalidInput(f"boundary must be one of {', '.join(BOUNDARIES)}", field="boundary")
+    integer(payload["generation"], "generation", low=0, high=2**31)
+    session = text(payload["session"], "session")
+    parse_messages(payload["messages"], session=session)
+    try:
+        identity_from(mapping(payload["identity"], "identity"))
+    except MemcoreError:
+        raise
+    except (KeyError, TypeError):
+        raise InvalidInput("the payload's identity needs a tenant and identity fields", field="identity") from None
+    canonical_json(payload, levels_above=3, max_chars=None)  # the queue keeps JSON
+    return dict(payload)
 
 
 class HarvestBank(Protocol):

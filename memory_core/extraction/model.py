@@ -80,6 +80,8 @@ def parse_messages(messages: Any, *, session: str | None = None) -> tuple[Turn, 
         name = m.get("name")
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise InvalidInput(f"message {i}: name must be a non-empty string", field=f"messages[{i}].name")
+        if m.get("id") is not None and (isinstance(m["id"], bool) or not isinstance(m["id"], (str, int))):
+            raise InvalidInput(f"message {i}: id must be a string or an integer", field=f"messages[{i}].id")
         turn_id = str(m.get("id") or f"{session or 'turn'}:{i}")
         turns.append(
             Turn(

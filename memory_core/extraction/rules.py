@@ -197,7 +197,16 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 
 
 def resolve_date(text: str, session_date: datetime | None) -> datetime | None:
-    """The first date expression in ``text``, resolved against the session date (UTC midnight)."""
+    """The first date expression in ``text``, resolved against the session date (UTC midnight);
+    None when there is none, or when it falls outside the calendar ("in 0000", "a billion years
+    ago", "yesterday" said on 0001-01-01): a date the text cannot give is not a reason to fail."""
+    try:
+        return _resolve_date(text, session_date)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _resolve_date(text: str, session_date: datetime | None) -> datetime | None:
     m = _DATE.search(text)
     if m is None:
         return None

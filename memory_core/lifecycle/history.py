@@ -90,7 +90,7 @@ def snapshot_rows(states: Mapping[str, Sequence[FactVersion]], now: datetime) ->
 
 
 def payload_digest(rows: Sequence[Mapping[str, Any]]) -> str:
-    return content_sha256(canonical_json(list(rows)))
+    return content_sha256(canonical_json(list(rows), levels_above=2, max_chars=None))  # the list, then each row
 
 
 def check_payload(payload: Any) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@ service or the session calls is named here; an adapter's other methods are its o
 Import from ``memory_core.ports``; the submodules only group the capabilities.
 """
 
-from .index import IndexReader, IndexSink, NewRows, SearchIndex, SqlDatabases, SqlResult
+from .index import IndexConsistency, IndexReader, IndexSink, NewRows, SearchIndex, SqlDatabases, SqlResult
 from .models import LLM, Clock, Embedder, IdFactory
 from .store import (
     GraphStore,
@@ -28,6 +28,7 @@ __all__ = [
     "GraphStore",
     "Head",
     "IdFactory",
+    "IndexConsistency",
     "IndexReader",
     "IndexSink",
     "Inspection",

@@ -20,6 +20,7 @@ from ..documents import (
     chunk_markdown,
     doc_row_key,
     is_entity,
+    is_head,
     validate_doc_key,
     validate_metadata,
 )
@@ -126,12 +127,12 @@ class DocumentsService(RunService):
         doc_key = validate_doc_key(doc_key)
         namespace = self.identity.namespace(scope)
         head = fact_at_time(self.session, namespace, doc_row_key(doc_key), as_of, known_at)
-        if head is None:
+        if head is None or not is_head(head.kind is Kind.DOCUMENT, head.value):
             return None
         chunks: list[FactVersion] = []
         for index in range(head.value["chunks"]):
             found = fact_at_time(self.session, namespace, chunk_key(doc_key, index), as_of, known_at)
-            if found is None:
+            if found is None or found.kind is not Kind.DOCUMENT or not isinstance(found.value, str):
                 raise NotFound(f"document {doc_key!r} is missing chunk {index} at that instant", doc_key=doc_key)
             chunks.append(found)
         return Document(
@@ -148,7 +149,7 @@ class DocumentsService(RunService):
         return [
             DocumentSummary(f.key[len(DOC_PREFIX) :], f.value["title"], f.value["chunks"], f.value["metadata"])
             for f in live_keys(self.session, self.identity.namespace(scope), as_of, None)
-            if f.kind is Kind.DOCUMENT and f.memory_type == "document"
+            if f.memory_type == "document" and is_head(f.kind is Kind.DOCUMENT, f.value)
         ]
 
     def doc_delete(self, doc_key: str, *, scope: str | Scope) -> WriteResult:

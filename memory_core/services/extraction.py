@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Callable, Sequence
 
 from ..errors import InvalidInput, MemcoreError
-from ..extraction.harvest import CONSOLIDATION_STEPS
+from ..extraction.harvest import CONSOLIDATION_STEPS, check_harvest_payload
 from ..extraction.model import Extractor, parse_messages
 from ..extraction.pipeline import ExtractionState, StepContext, resolve_steps, run_steps
 from ..extraction.result import ExtractionResult
@@ -30,6 +30,7 @@ from ..session.keys import decide_key
 from ..session.point import set_value
 from ..session.reads import known_types, live_keys
 from ..temporal import iso, parse_instant
+from ..values import canonical_json
 
 
 class _StepWriter(RunService):
@@ -109,17 +110,19 @@ class ExtractionService(RunService):
         identity = self.identity
         namespace = identity.namespace(scope)
         session = session or identity.session or "session"
-        parse_messages(messages, session=session)  # refuse a bad transcript now, not in the worker
+        turns = parse_messages(messages, session=session)  # refuse a bad transcript now, not in the worker
         when = parse_instant(session_date, "session_date")
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or not 1 <= max_attempts <= 50:
             raise InvalidInput("max_attempts must be an integer from 1 to 50", field="max_attempts")
         queue_id = "xq-" + self.session.new_id()[:16]
         payload = {
-            "messages": list(messages),
+            # The queue keeps JSON: an instant given as a datetime is kept as its ISO text.
+            "messages": [{**m, "at": iso(t.at)} if "at" in m else dict(m) for m, t in zip(messages, turns)],
             "session": session,
             "session_date": iso(when),
             "identity": identity_fields(identity),
         }
+        canonical_json(payload, levels_above=3, max_chars=None)  # what the queue cannot keep is refused here
         self.session.queue.enqueue(
             queue_id,
             namespace,
@@ -146,9 +149,22 @@ class ExtractionService(RunService):
 Handler = Callable[[Session, QueueRow], dict[str, Any]]
 
 
+def _job_identity(body: Any, fields: Sequence[str]) -> Identity:
+    """The identity a queued job runs as; a payload without it or its ``fields`` (written by hand,
+    or by an older build) fails its job at once rather than the worker."""
+    try:
+        missing = [name for name in fields if name not in body]
+        if not missing:
+            return identity_from(body["identity"])
+    except (KeyError, TypeError):
+        missing = ["identity"]
+    raise InvalidInput(f"the queued job's payload is malformed (no {', '.join(missing)})", field="payload")
+
+
 def run_extract_job(session: Session, row: QueueRow) -> dict[str, Any]:
     body = row.payload
-    tool = ExtractionService(session, identity_from(body["identity"]), "worker:extraction")
+    identity = _job_identity(body, ("identity", "messages", "session", "session_date"))
+    tool = ExtractionService(session, identity, "worker:extraction")
     result = tool.set_from_messages(
         body["messages"],
         session=body["session"],
@@ -164,8 +180,8 @@ def run_extract_job(session: Session, row: QueueRow) -> dict[str, Any]:
 
 def run_harvest_job(session: Session, row: QueueRow) -> dict[str, Any]:
     """Consolidate one banked span: extract the whole batch, place, write durable facts."""
-    body = row.payload
-    tool = ExtractionService(session, identity_from(body["identity"]), "worker:consolidation")
+    body = check_harvest_payload(row.payload)
+    tool = ExtractionService(session, _job_identity(body, ()), "worker:consolidation")
     result = tool.set_from_messages(
         body["messages"],
         session=body["session"],
@@ -191,6 +207,7 @@ class ExtractionWorker:
 
     def bank_harvest(self, identity: Identity, payload: dict[str, Any], *, capacity: int) -> bool:
         session = self.session
+        payload = check_harvest_payload(payload)
         queue_id = "hv-" + session.new_id()[:16]
         namespace = identity.namespace(Scope.USER)
         return session.queue.enqueue(

@@ -26,16 +26,20 @@ class TenantSettingsService(RunService):
     def configure(self, **settings: Any) -> dict[str, Any]:
         self._require_admin()
         tenant = self.identity.tenant
-        merged = parse_tenant_config(settings, self.session.write_config(tenant).tenant)
-        self._put_config(tenant, "", to_stored(merged))
+        # Read, merged and written under the store's lock: two admins configuring at once each
+        # merge into the other's change instead of one overwriting it.
+        with self.session.locked():
+            merged = parse_tenant_config(settings, self.session.write_config(tenant).tenant)
+            self._put_config(tenant, "", to_stored(merged))
         return to_stored(merged)
 
     def configure_type(self, memory_type: str, **settings: Any) -> dict[str, Any]:
         self._require_admin()
         memory_type = validate_memory_type(memory_type)
         tenant = self.identity.tenant
-        merged = parse_type_config(memory_type, settings, self.session.write_config(tenant).types.get(memory_type))
-        self._put_config(tenant, memory_type, to_stored(merged))
+        with self.session.locked():  # as configure
+            merged = parse_type_config(memory_type, settings, self.session.write_config(tenant).types.get(memory_type))
+            self._put_config(tenant, memory_type, to_stored(merged))
         return to_stored(merged)
 
     def _put_config(self, tenant: str, memory_type: str, body: dict[str, Any]) -> None:

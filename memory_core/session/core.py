@@ -26,6 +26,7 @@ from ..extraction.pipeline import ExtractionSettings
 from ..extraction.rules import RuleExtractor
 from ..identity import Identity, Namespace
 from ..lifecycle.expiry import is_anonymized
+from ..lifecycle.history import REDACTED_JSON
 from ..model import VISIBLE_STATUSES, FactVersion, Kind
 from ..ports import (
     Clock,
@@ -183,7 +184,9 @@ class Session:
         if self._peers is None:
             with self._building:
                 if self._peers is None:
-                    self._peers = PeerVectors(self.embedder.dim, self._load_peer_vectors)
+                    # Under the store's lock: a namespace loading while a commit puts into it
+                    # would otherwise miss that commit's vectors (see ``write.peers``).
+                    self._peers = PeerVectors(self.embedder.dim, self._load_peer_vectors, locked=self.versions.locked)
         return self._peers
 
     def _load_peer_vectors(self, ns: Namespace) -> dict[str, tuple[str, Any]]:
@@ -211,18 +214,27 @@ class Session:
     def write_config(self, tenant: str) -> WriteConfig:
         found = self._configs.get(tenant)
         if found is None:
-            found = self._configs[tenant] = config_from_stored(self.settings.write_configs(tenant))
+            # Read and kept under the store's lock, which a settings write holds too: a config read
+            # before a change can never be kept after the change's ``forget_config``.
+            with self.versions.locked():
+                found = self._configs.get(tenant)
+                if found is None:
+                    found = self._configs[tenant] = config_from_stored(self.settings.write_configs(tenant))
         return found
 
     def forget_config(self, tenant: str) -> None:
-        self._configs.pop(tenant, None)
+        with self.versions.locked():
+            self._configs.pop(tenant, None)
 
     def single_valued(self, tenant: str) -> frozenset[str]:
         return frozenset(self.write_config(tenant).tenant.single_valued)
 
     def indexable(self, state: FactVersion) -> bool:
-        """Does the index serve this state? Visible, not high, of an embedded type, not an anonymized shell."""
+        """Does the index serve this state? Visible, not high, of an embedded type, not an anonymized
+        shell nor a redacted row."""
         if state.status.value not in VISIBLE_STATUSES or state.sensitivity == "high" or is_anonymized(state):
+            return False
+        if state.value_json == REDACTED_JSON:  # ``redact`` made the index forget it: never served again
             return False
         return self.write_config(state.tenant).embedded(state.memory_type)
 

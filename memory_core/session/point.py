@@ -17,9 +17,10 @@ from ..model import HeadVersion, Kind, Provenance, WriteResult
 from ..ports import Embedder
 from ..texts import texts_to_embed
 from ..write import phases
+from ..write.options import SetOptions
 from ..write.outcome import FactLookup, result_verdict, verdict_rows, write_details
 from ..write.request import SetRequest, SetState
-from ..write.settle import make_request
+from ..write.settle import request_of
 from ..write.tenant_config import resolve_threshold
 from ..write.verdicts import Peer
 from .core import Commit, key_changes
@@ -137,13 +138,14 @@ def set_value(
     """``set`` as a run states it: ``scope="auto"`` places the fact by the tenant's ontology (the
     row and its graph facts go to the decided scope in one transaction, and
     ``details["placement"]`` says where and why)."""
+    chosen = SetOptions.parse(options)  # an unknown option is refused before the store is read
     placed = None
     if isinstance(scope, str) and scope == "auto":
-        placed = place_fact(session, identity, options.get("subject"), options.get("subject_type"))
+        placed = place_fact(session, identity, chosen.subject, chosen.subject_type)
         scope = placed.scope
     namespace = identity.namespace(scope)
     provenance = Provenance.of(identity, origin)
-    request = make_request(namespace, key, value, provenance, session.clock.now(), dry_run=dry_run, **options)
+    request = request_of(namespace, key, value, provenance, session.clock.now(), chosen, dry_run)
     result = run_set(session, request)
     if placed is not None:
         result = dataclasses.replace(result, details={**result.details, "placement": placed.to_dict()})

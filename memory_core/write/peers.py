@@ -3,11 +3,17 @@
 Loaded once per namespace from the retrieval index, then kept current by the write path itself
 (this process is the only writer of the home), so a point write computes its peers' cosines with
 one matrix product instead of a round trip to the index.
+
+Many threads share one cache: a namespace loaded by one while another commits a write to it must
+not miss that write's vectors, so every call runs under one lock. The session passes the store's
+lock (a commit puts its vectors while holding it, and a load reads the store under it): a load
+then sees a commit whole or not at all, and a put waits for the load it would otherwise miss.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+import threading
+from typing import Callable, ContextManager, Mapping
 
 import numpy as np
 
@@ -47,10 +53,20 @@ def _put(block: _Block, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
 
 
 class PeerVectors:
-    def __init__(self, dim: int, load: Callable[[Namespace], Mapping[str, tuple[str, np.ndarray]]]) -> None:
+    def __init__(
+        self,
+        dim: int,
+        load: Callable[[Namespace], Mapping[str, tuple[str, np.ndarray]]],
+        *,
+        locked: Callable[[], ContextManager[object]] | None = None,
+    ) -> None:
         self.dim = dim
         self._load = load
         self._blocks: dict[Namespace, _Block] = {}
+        if locked is None:
+            own = threading.RLock()
+            locked = lambda: own  # noqa: E731
+        self._locked = locked
 
     def _block(self, namespace: Namespace) -> _Block:
         block = self._blocks.get(namespace)
@@ -62,32 +78,38 @@ class PeerVectors:
 
     def put(self, namespace: Namespace, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
         """Record the vectors of facts just written (only for namespaces already loaded)."""
-        block = self._blocks.get(namespace)
-        if block is not None:
-            _put(block, vectors)
+        with self._locked():
+            block = self._blocks.get(namespace)
+            if block is not None:
+                _put(block, vectors)
 
     def put_rows(self, namespace: Namespace, fact_ids: list[str], keys: list[str], matrix: np.ndarray) -> None:
         """``put`` for a batch whose vectors are already one matrix, row i for fact_ids[i]."""
-        block = self._blocks.get(namespace)
-        if block is not None and fact_ids:
-            block.put_many(fact_ids, keys, matrix)
+        with self._locked():
+            block = self._blocks.get(namespace)
+            if block is not None and fact_ids:
+                block.put_many(fact_ids, keys, matrix)
 
     def nearest(
         self, namespace: Namespace, vectors: np.ndarray, floor: float, limit: int = 64
     ) -> list[list[tuple[str, str, float]]]:
         """For each query vector, (fact_id, key, cosine) of the facts at ``floor`` or more, nearest
         first. The caller decides which of them are eligible peers."""
-        block = self._block(namespace)
-        n = len(block.ids)
+        with self._locked():
+            block = self._block(namespace)
+            # Rows only append (growth copies to a new matrix) or take a newer vector: these n stay valid.
+            n = len(block.ids)
+            matrix, ids, keys = block.matrix[:n], block.ids, block.keys
         if not n:
             return [[] for _ in range(len(vectors))]
-        scores = np.asarray(vectors, dtype=np.float32) @ block.matrix[:n].T
+        scores = np.asarray(vectors, dtype=np.float32) @ matrix.T
         out = []
         for line in np.atleast_2d(scores):
             hits = np.nonzero(line >= floor)[0]
             ordered = hits[np.argsort(-line[hits], kind="stable")][:limit]
-            out.append([(block.ids[i], block.keys[i], float(line[i])) for i in ordered])
+            out.append([(ids[i], keys[i], float(line[i])) for i in ordered])
         return out
 
     def clear(self) -> None:
-        self._blocks.clear()
+        with self._locked():
+            self._blocks.clear()

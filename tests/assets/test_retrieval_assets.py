@@ -46,11 +46,12 @@ def test_index_check_fails_when_the_index_misses_a_live_head(tmp_path):
     with Memory.open(home, embedder="hashing") as memory:
         memory.for_run(Identity(tenant="t", user="u")).set("k", "indexed")
     with Memory.open(home) as memory:  # a write made without the index: the index now lags
-        memory.for_run(Identity(tenant="t", user="u")).set("k2", "never indexed")
+        missed = memory.for_run(Identity(tenant="t", user="u")).set("k2", "never indexed").version.fact_id
     result = index_agrees_with_heads(
         memory_home=MemoryHomeResource(home=str(home)), embedder=EmbedderResource(name="hashing")
     )
     assert not result.passed and result.metadata["missing"].value == 1
+    assert result.metadata["missing_ids"].value == [missed]  # named by fact id, not only counted
 
 
 def test_locomo_asset_skips_cleanly_without_data(tmp_path):

@@ -35,7 +35,7 @@ def test_threads_writing_through_a_freshly_opened_memory_lose_nothing_from_the_i
         assert failures == []
         memory.flush()
         report = memory.projector.consistency()
-        assert report["facts"] == 20 and report["missing"] == 0 and report["stale"] == 0, report
+        assert report.facts == 20 and report.ok, report
         for n in range(4):
             hits = tool.recall(f"thread {n} wrote note number 0", recipe="bm25_only", k=20).hits
             assert f"t{n}-0" in {h.key for h in hits}

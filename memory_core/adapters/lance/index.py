@@ -9,6 +9,7 @@ how many there are.
 from __future__ import annotations
 
 import json
+import threading
 import warnings
 from datetime import timedelta
 from pathlib import Path
@@ -63,6 +64,7 @@ class LanceIndex:
         lance_compute_threads()
         self._db = lancedb.connect(str(self.folder), read_consistency_interval=timedelta(0))
         self._table: Any = None
+        self._opening = threading.Lock()
         self._source = SnapshotSource(self.folder / f"{TABLE}.lance", resident)
         self._check_meta()
 
@@ -93,8 +95,10 @@ class LanceIndex:
 
     @property
     def table(self) -> Any | None:
-        if self._table is None and TABLE in self._db.list_tables().tables:
-            self._table = self._db.open_table(TABLE)
+        if self._table is None:
+            with self._opening:  # a search and a write may ask first at once: open it once
+                if self._table is None and TABLE in self._db.list_tables().tables:
+                    self._table = self._db.open_table(TABLE)
         return self._table
 
     def _data(self, rows: pa.Table | Sequence[dict[str, Any]]) -> pa.Table:
@@ -311,9 +315,12 @@ class LanceIndex:
             else:
                 row.update((n, full[n]) for n in rest)
 
-    def heads(self) -> dict[str, tuple[str, str]]:
-        """fact_id → (version_id, status) for every row: what consistency checks compare."""
-        if self.table is None:
-            return {}
-        data = self.table.to_arrow().select(["fact_id", "version_id", "status"]).to_pydict()
-        return {f: (v, s) for f, v, s in zip(data["fact_id"], data["version_id"], data["status"])}
+    def heads(self) -> list[tuple[str, str, str]]:
+        """(fact_id, version_id, value_json) of every row, duplicates included: what a
+        consistency check compares with the log."""
+        snapshot = self.snapshot()
+        if snapshot is None:
+            return []
+        # Three columns of the latest version, from the files (never the vectors).
+        data = snapshot.dataset.to_table(columns=["fact_id", "version_id", "value_json"]).to_pydict()
+        return list(zip(data["fact_id"], data["version_id"], data["value_json"]))

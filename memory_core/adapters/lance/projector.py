@@ -9,6 +9,12 @@ The store's global sequence number marks how far the index has caught up (``inde
 appended after it (by a process that crashed before its flush, or one opened without an
 embedder) are re-projected the first time the index is needed. A failed index write is recorded
 in ``projection_failures`` and repaired later: it never fails the primary write.
+
+Many threads share one projector. Everything that reads or moves the queue, the watermark or the
+table runs under the store's lock (``versions.locked()``, re-entrant; a commit enqueues under it):
+a flush never drops a state enqueued while it takes the queue, two flushes never write one fact
+out of order, and the watermark never passes a state that is not written. The lock is always
+taken before anything the projector calls takes (the store's own statements take it too).
 """
 
 from __future__ import annotations
@@ -22,8 +28,8 @@ import numpy as np
 import pyarrow as pa
 
 from ...identity import Namespace
-from ...model import VISIBLE_STATUSES, FactVersion
-from ...ports import Clock, Embedder, NewRows, ProjectionLedger, VersionLog
+from ...model import FactVersion
+from ...ports import Clock, Embedder, IndexConsistency, NewRows, ProjectionLedger, VersionLog
 from ...texts import index_text
 from ...vectors import VectorRows, gather_rows
 from .index import LanceIndex
@@ -70,14 +76,15 @@ class IndexProjector:
     ) -> None:
         """Queue the latest state of each fact for the index; ``vectors`` saves re-embedding.
         ``hold``: do not flush here even if the queue is long (the caller flushes next)."""
-        for state in states:
-            known = self._pending.get(state.fact_id)
-            if known is None or known.version <= state.version:
-                self._pending[state.fact_id] = state
-        if vectors:
-            self._vectors.append(vectors)
-        if len(self._pending) >= self.flush_at and not hold:
-            self.flush()
+        with self.versions.locked():
+            for state in states:
+                known = self._pending.get(state.fact_id)
+                if known is None or known.version <= state.version:
+                    self._pending[state.fact_id] = state
+            if vectors:
+                self._vectors.append(vectors)
+            if len(self._pending) >= self.flush_at and not hold:
+                self.flush()
 
     def _catch_up(self) -> None:
         if self._caught_up:
@@ -100,14 +107,15 @@ class IndexProjector:
             if new_rows is not None:
                 new_rows.done()
             return 0
-        self._catch_up()
-        if not self._pending and new_rows is None:
-            return 0
-        watermark = self.versions.last_seq
-        states = list(self._pending.values())
-        self._pending, vectors, self._vectors = {}, self._vectors, []
-        self._write(states, vectors, new_rows)
-        self.projections.set_index_watermark(watermark)
+        with self.versions.locked():  # no commit between taking the queue and moving the watermark
+            self._catch_up()
+            if not self._pending and new_rows is None:
+                return 0
+            watermark = self.versions.last_seq
+            states = list(self._pending.values())
+            self._pending, vectors, self._vectors = {}, self._vectors, []
+            self._write(states, vectors, new_rows)
+            self.projections.set_index_watermark(watermark)
         if new_rows is not None:
             new_rows.done()
         return len(states) + (new_rows.count if new_rows is not None else 0)
@@ -167,40 +175,52 @@ class IndexProjector:
             self.projections.record_projection_failure(failed, f"{type(exc).__name__}: {exc}", self.clock.now())
 
     def repair(self) -> int:
-        """Re-project every fact whose index write failed. Returns how many were repaired."""
-        self.flush()
-        pending = self.projections.pending_projection_failures()
-        if not pending:
-            return 0
-        states = self.versions.latest_states(pending)
-        keep = [s for s in states if self.indexable(s)]
-        self.index.upsert(index_table(keep, self._embed_states(keep), self.index.dim))
-        self.index.delete_facts([s.fact_id for s in states if not self.indexable(s)])
-        self.projections.resolve_projection_failures(pending, self.clock.now())
-        return len(pending)
+        """Re-project every fact whose index write failed, and every fact ``consistency`` finds
+        out of step: write the missing and stale, forget the extra, rewrite the duplicated.
+        Returns how many facts were mended."""
+        with self.versions.locked():
+            self.flush()
+            pending = self.projections.pending_projection_failures()
+            report = self._consistency(pending)
+            rewrite = sorted({*pending, *report.missing, *report.stale, *report.duplicated})
+            states = self.versions.latest_states(rewrite)
+            keep = [s for s in states if self.indexable(s)]
+            # A fact held twice is dropped first: a merge into two target rows would keep both.
+            gone = {*report.extra, *report.duplicated, *(s.fact_id for s in states if not self.indexable(s))}
+            gone |= set(rewrite) - {s.fact_id for s in states}  # unknown to the log: nothing to serve
+            self.index.delete_facts(sorted(gone))
+            if keep:
+                self.index.upsert(index_table(keep, self._embed_states(keep), self.index.dim))
+            if pending:
+                self.projections.resolve_projection_failures(pending, self.clock.now())
+            mended = len({*rewrite, *report.extra})
+        if mended:
+            log.info("index repair mended %d facts (%d recorded failures)", mended, len(pending))
+        return mended
 
     def reindex(self, *, batch: int = 4096, progress: Progress | None = None) -> int:
         """Rebuild the index from the store's latest fact states."""
-        self._pending, self._vectors, self._caught_up = {}, [], True
-        watermark = self.versions.last_seq
-        states = [s for s in self.versions.latest_states() if self.indexable(s)]
-        tables = []
-        for start in range(0, len(states), batch):
-            chunk = states[start : start + batch]
-            tables.append(index_table(chunk, self._embed_states(chunk), self.index.dim))
-            if progress:
-                progress(min(start + batch, len(states)), len(states))
-        data = pa.concat_tables(tables) if tables else schema(self.index.dim).empty_table()
-        # The table may be dropped before it is written anew (to leave an old file format): until
-        # that is done the watermark says nothing is indexed, so a run stopped in between is
-        # caught up from the store at the next open.
-        self.projections.set_index_watermark(0)
-        self.index.replace_all(data)
-        self.projections.set_index_watermark(watermark)
-        pending = self.projections.pending_projection_failures()
-        if pending:
-            self.projections.resolve_projection_failures(pending, self.clock.now())
-        return len(states)
+        with self.versions.locked():  # a commit in between would be dropped or doubled
+            self._pending, self._vectors, self._caught_up = {}, [], True
+            watermark = self.versions.last_seq
+            states = [s for s in self.versions.latest_states() if self.indexable(s)]
+            tables = []
+            for start in range(0, len(states), batch):
+                chunk = states[start : start + batch]
+                tables.append(index_table(chunk, self._embed_states(chunk), self.index.dim))
+                if progress:
+                    progress(min(start + batch, len(states)), len(states))
+            data = pa.concat_tables(tables) if tables else schema(self.index.dim).empty_table()
+            # The table may be dropped before it is written anew (to leave an old file format): until
+            # that is done the watermark says nothing is indexed, so a run stopped in between is
+            # caught up from the store at the next open.
+            self.projections.set_index_watermark(0)
+            self.index.replace_all(data)
+            self.projections.set_index_watermark(watermark)
+            pending = self.projections.pending_projection_failures()
+            if pending:
+                self.projections.resolve_projection_failures(pending, self.clock.now())
+            return len(states)
 
     def build_rows(
         self,
@@ -214,12 +234,14 @@ class IndexProjector:
     def forget(self, fact_ids: Sequence[str]) -> None:
         """A redaction: write the queue, drop the facts' rows, and fold the table so that no older
         version of its files (nor this process's memory) keeps what was redacted."""
-        self.flush()
-        self.index.delete_facts(fact_ids)
-        self.index.purge_history()
+        with self.versions.locked():
+            self.flush()
+            self.index.delete_facts(fact_ids)
+            self.index.purge_history()
 
     def optimize(self, *, cleanup_older_than: timedelta | None = timedelta(days=1)) -> dict[str, Any]:
-        return self.index.optimize(cleanup_older_than=cleanup_older_than)
+        with self.versions.locked():  # a compaction racing an index write fails one of them
+            return self.index.optimize(cleanup_older_than=cleanup_older_than)
 
     def status(self) -> dict[str, Any]:
         return {
@@ -230,20 +252,41 @@ class IndexProjector:
             "dim": self.embedder.dim,
         }
 
-    def consistency(self) -> dict[str, object]:
-        """Does the index agree with the store? Missing: an indexable fact with no row or an older
-        row. Stale: a row whose fact must not be served (tombstoned, high, never written)."""
-        latest = {s.fact_id: s for s in self.versions.latest_states()}
-        rows = self.index.heads()
-        wanted = {f for f, s in latest.items() if self.indexable(s)}
-        missing = sorted(f for f in wanted if rows.get(f, ("", ""))[0] != latest[f].id)
-        stale = sorted(f for f, (_, status) in rows.items() if f not in wanted or status not in VISIBLE_STATUSES)
-        pending = set(self.projections.pending_projection_failures())
-        return {
-            "facts": len(latest),
-            "index_rows": len(rows),
-            "missing": len(missing),
-            "stale": len(stale),
-            "missing_not_pending_repair": len([f for f in missing if f not in pending]),
-            "examples": (missing + stale)[:5],
-        }
+    def consistency(self) -> IndexConsistency:
+        """Does the index agree with the store, fact id by fact id? Written what is queued first,
+        as a search would, and read under the store's lock, so no write lands between the reads."""
+        with self.versions.locked():
+            self.flush()
+            return self._consistency(self.projections.pending_projection_failures())
+
+    def _consistency(self, pending: Sequence[str]) -> IndexConsistency:
+        return compare(self.versions.latest_states(), self.index.heads(), self.indexable, pending)
+
+
+def compare(
+    latest: Sequence[FactVersion],
+    rows: Sequence[tuple[str, str, str]],
+    indexable: Indexable,
+    pending: Sequence[str] = (),
+) -> IndexConsistency:
+    """The index's rows (fact id, version id, value JSON) against the facts' latest states."""
+    by_fact = {s.fact_id: s for s in latest}
+    wanted = {f for f, s in by_fact.items() if indexable(s)}
+    held: dict[str, list[tuple[str, str]]] = {}
+    for fact_id, version_id, value_json in rows:
+        held.setdefault(fact_id, []).append((version_id, value_json))
+    stale = [
+        f
+        for f, found in held.items()
+        if f in wanted and any(row != (by_fact[f].id, by_fact[f].value_json) for row in found)
+    ]
+    return IndexConsistency(
+        facts=len(by_fact),
+        indexable=len(wanted),
+        index_rows=len(rows),
+        missing=tuple(sorted(wanted - held.keys())),
+        stale=tuple(sorted(stale)),
+        extra=tuple(sorted(held.keys() - wanted)),
+        duplicated=tuple(sorted(f for f, found in held.items() if f in wanted and len(found) > 1)),
+        pending_repair=tuple(sorted(pending)),
+    )
