@@ -117,7 +117,8 @@ class ResidentColumns:
             return held.take(offsets, names)
         if not on_demand:
             return None
-        touches = self._touches[fragment_id] = self._touches.get(fragment_id, 0) + 1
+        with self._lock:  # the two legs of a search (and other searches) count at once
+            touches = self._touches[fragment_id] = self._touches.get(fragment_id, 0) + 1
         if fragment.metadata.physical_rows <= self.eager_rows or touches >= self.load_after:
             return self._load(fragment, files, names).take(offsets, names)
         # Not held yet: from the files, as a take (a one-off search need not load a large fragment).
