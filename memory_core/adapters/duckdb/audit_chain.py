@@ -47,10 +47,6 @@ class AuditChain:
         self.head: tuple[int, str] = self._stored_head()
         self._head_stored = self._db.one("SELECT count(*) FROM audit_head") == 1
 
-    def next_seq(self, entries: int) -> int | None:
-        """The seq the last of ``entries`` new audit rows will take (None when there are none)."""
-        return self.head[0] + entries if entries else None
-
     def _append(self, tx: AuditedTx, entries: Sequence[AuditEntry]) -> tuple[int, str]:
         """Chain the entries inside the transaction and sign the new head; answers the head, which
         the caller keeps only once the transaction committed."""

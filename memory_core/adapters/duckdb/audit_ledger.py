@@ -17,7 +17,7 @@ from typing import Any, Iterator, Sequence
 import duckdb
 
 from ...audit import LedgerLine, RowMismatch
-from .schema import VERSION_COLUMNS
+from .schema import TRIPLE_COLUMNS, VERSION_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -62,22 +62,7 @@ BOUND: dict[str, BoundTable] = {
         BoundTable(
             "graph_triples",
             (*_NS, "triple_id"),
-            (
-                *_NS,
-                "triple_id",
-                "subject",
-                "relation",
-                "object",
-                "valid_at",
-                "dated",
-                "invalid_at",
-                "seen_at",
-                "ended_at",
-                "end_reason",
-                "origin",
-                "restore_id",
-                "fact_class",
-            ),
+            (*_NS, *TRIPLE_COLUMNS),
             frozenset({"valid_at", "invalid_at", "seen_at", "ended_at"}),
         ),
         BoundTable(

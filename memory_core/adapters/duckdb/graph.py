@@ -17,23 +17,9 @@ from ...graph.plan import GraphInputs, GraphWrite
 from ...identity import Namespace
 from .audit_ledger import AuditedTx
 from .connection import NS_WHERE, DuckDBConnection, ns_params
-from .schema import COLS, LATEST, row_to_version, utc
+from .schema import COLS, LATEST, TRIPLE_COLUMNS, row_to_version, utc
 
-_OBS_COLS = (
-    "triple_id",
-    "subject",
-    "relation",
-    "object",
-    "valid_at",
-    "dated",
-    "invalid_at",
-    "seen_at",
-    "ended_at",
-    "end_reason",
-    "origin",
-    "restore_id",
-    "fact_class",
-)
+_OBS_COLS = TRIPLE_COLUMNS
 _OBS = ", ".join(f"t.{c}" for c in _OBS_COLS)
 _LINK_COLS = "triple_id, fact_id, key, content_sha256, link_kind, linked_at"
 _LATEST_OF = LATEST.format(cols=COLS, where="list_contains(?, fact_id)")

@@ -47,6 +47,23 @@ VERSION_COLUMNS = (
 )
 COLS = ", ".join(VERSION_COLUMNS)
 
+# What an observation (a graph_triples row) holds beyond its namespace.
+TRIPLE_COLUMNS = (
+    "triple_id",
+    "subject",
+    "relation",
+    "object",
+    "valid_at",
+    "dated",
+    "invalid_at",
+    "seen_at",
+    "ended_at",
+    "end_reason",
+    "origin",
+    "restore_id",
+    "fact_class",
+)
+
 # The latest state of every fact, optionally as the store held it at a transaction time.
 LATEST = """
 SELECT {cols} FROM memory_versions

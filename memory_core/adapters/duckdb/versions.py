@@ -211,10 +211,9 @@ class DuckDBVersions:
         extra = staged.count if staged is not None else 0
         with self._db.lock:
             first = self._seq + 1
-            # Each row names the audit row that records it: a chain missing its newest rows is caught.
-            audit_seq = self._audit.next_seq(len(batch.audits))
             with self._audit.transaction(batch.audits, before_commit=before_commit) as tx:
-                con = tx.con
+                # Each row names the audit row that records it: a chain missing its newest rows is caught.
+                con, audit_seq = tx.con, tx.seq
                 if len(rows) > ARROW_INSERT_ABOVE:
                     self._insert_staged(con, arrow_versions(first, rows, audit_seq))
                 elif rows:
