@@ -245,3 +245,56 @@ class AuditKeyMissing(MemcoreError):
 
     status = 409
     code = "AUDIT_KEY_MISSING"
+
+
+# -- the memory service ---------------------------------------------------------------------------
+
+
+class Unauthenticated(MemcoreError):
+    """No API key, a malformed, unknown, revoked or expired one: one answer for all of them."""
+
+    status = 401
+    code = "UNAUTHENTICATED"
+
+
+class IdentityOnWire(MemcoreError):
+    """A request named a tenant, a user, an agent or a grant: only its API key may say who calls."""
+
+    status = 400
+    code = "IDENTITY_IN_REQUEST"
+
+
+class MalformedRequest(MemcoreError):
+    """A body that is not a JSON object, or not UTF-8."""
+
+    status = 400
+    code = "MALFORMED_REQUEST"
+
+
+class BodyTooLarge(MemcoreError):
+    status = 413
+    code = "BODY_TOO_LARGE"
+
+
+class UnknownOp(NotFound):
+    code = "UNKNOWN_OP"
+
+
+class RateLimited(MemcoreError):
+    status = 429
+    code = "RATE_LIMITED"
+
+
+class RequestTimeout(MemcoreError):
+    """The op ran past the service's request timeout. Its outcome is unknown to the caller: a
+    write may still have committed (read it back, or repeat it with ``if_match_sha256``)."""
+
+    status = 504
+    code = "REQUEST_TIMEOUT"
+
+
+class ServiceUnavailable(MemcoreError):
+    """The service could not be reached, or is shutting down."""
+
+    status = 503
+    code = "SERVICE_UNAVAILABLE"

@@ -30,6 +30,7 @@ from ..model import FactVersion
 from ..ports import Clock, Embedder, IndexSink, SqlDatabases, Store
 from ..resolver.actions import PassReport, ResolverSettings
 from ..resolver.judge import Judge, RuleJudge
+from ..services.access import AccessService
 from ..services.extraction import ExtractionWorker
 from ..services.maintenance import ExpiryService
 from ..services.resolver import ResolverService
@@ -89,6 +90,7 @@ class Memory:
             open_index=open_index,
             open_sql=lambda: SqlMemory(store.home / "sql", read_only=store.read_only),
         )
+        self.keys = AccessService(self.session)  # the memory service's API keys
         self._closed = False
 
     @classmethod
@@ -217,6 +219,11 @@ class Memory:
 
     def for_run(self, identity: Identity, *, origin: str = "memory.api") -> "MemoryTool":
         return MemoryTool(self, identity, origin)
+
+    def index_queued(self) -> int:
+        """Facts waiting for the next index write (0 when the index is not open)."""
+        index = self.session.built_index
+        return index.queued() if index is not None else 0
 
     def verify_audit(self) -> AuditReport:
         return self.store.versions.verify_audit()

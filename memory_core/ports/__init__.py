@@ -9,6 +9,7 @@ Import from ``memory_core.ports``; the submodules only group the capabilities.
 from .index import IndexConsistency, IndexReader, IndexSink, NewRows, SearchIndex, SqlDatabases, SqlResult
 from .models import LLM, Clock, Embedder, IdFactory
 from .store import (
+    ApiKeyStore,
     GraphStore,
     Inspection,
     Mark,
@@ -23,6 +24,7 @@ from .versions import Head, KeyChange, StagedRows, VersionLog, WriteBatch
 
 __all__ = [
     "LLM",
+    "ApiKeyStore",
     "Clock",
     "Embedder",
     "GraphStore",

@@ -96,6 +96,10 @@ class IndexSink(Protocol):
 
     def flush(self, new_rows: NewRows | None = None) -> int: ...
 
+    def queued(self) -> int:
+        """How many facts wait in the queue for the next index write (the index's lag)."""
+        ...
+
     def build_rows(
         self,
         field: Callable[[str], Sequence[Any]],

@@ -9,6 +9,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
+from ..access import ApiKey
 from ..audit import AuditEntry
 from ..graph.follow import Link
 from ..graph.model import Observation
@@ -245,6 +246,20 @@ class Inspection(Protocol):
         ...
 
 
+class ApiKeyStore(Protocol):
+    """The memory service's API keys (secrets hashed); each change audited."""
+
+    def add(self, key: ApiKey, audit: AuditEntry) -> None: ...
+
+    def find(self, key_id: str) -> ApiKey | None: ...
+
+    def list(self, tenant: str | None = None) -> list[ApiKey]: ...
+
+    def revoke(self, key_id: str, at: datetime, audit: AuditEntry) -> bool:
+        """Mark the key revoked at ``at``; False when it is unknown or revoked already."""
+        ...
+
+
 class Store(Protocol):
     """The authoritative store of one memory home: its ports over one connection."""
 
@@ -257,5 +272,6 @@ class Store(Protocol):
     settings: TenantSettingsStore
     projections: ProjectionLedger
     inspection: Inspection
+    api_keys: ApiKeyStore
 
     def close(self) -> None: ...

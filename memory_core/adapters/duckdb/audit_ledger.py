@@ -18,6 +18,7 @@ import duckdb
 
 from ...audit import LedgerLine, RowMismatch
 from .schema import TRIPLE_COLUMNS, VERSION_COLUMNS
+from .schema_keys import API_KEY_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ BOUND: dict[str, BoundTable] = {
             ("tenant", "version", "markdown", "sha256", "created_at", "actor"),
             frozenset({"created_at"}),
         ),
+        BoundTable("api_keys", ("key_id",), API_KEY_COLUMNS, frozenset({"created_at", "expires_at", "revoked_at"})),
     )
 }
 

@@ -16,6 +16,7 @@ import duckdb
 from ...audit import AuditEntry
 from ...errors import AuditKeyMissing, HomeNotFound, SchemaOutdated, StoreCorrupted
 from ..home_key import HomeKey
+from .api_keys import DuckDBApiKeys
 from .audit_chain import AuditChain
 from .connection import DuckDBConnection
 from .graph import DuckDBGraph
@@ -47,6 +48,7 @@ class DuckDBHome:
         self.settings = DuckDBSettings(db, audit)
         self.projections = DuckDBProjections(db)
         self.inspection = DuckDBInspection(db)
+        self.api_keys = DuckDBApiKeys(db, audit)
 
     @classmethod
     def open(

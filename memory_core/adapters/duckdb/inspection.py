@@ -31,6 +31,7 @@ TABLE_CLASSES = {
     "snapshots_restored": "records: snapshot restores",
     "llm_spend": "records: model spend",
     "erasures": "records: tenant erasure state",
+    "api_keys": "access: the memory service's API keys (secrets hashed)",
 }
 
 

@@ -12,8 +12,9 @@ from ...graph.model import Relation
 from ...identity import Scope
 from ...model import FactVersion, Kind, Op, Provenance, Status
 from .connection import DuckDBConnection
+from .schema_keys import API_KEYS_DDL
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 
 # Columns a query filters or orders on. Everything else about a version lives in ``attrs`` (one
 # JSON column): each physical column costs every point write (docs/benchmarks.md, "One attrs
@@ -181,6 +182,7 @@ CREATE TABLE IF NOT EXISTS snapshots_restored (
 );
 """
 
+
 # The newest row of every key: a view, so a point write appends and never updates a head row.
 HEADS_VIEW = """
 CREATE OR REPLACE VIEW memory_heads AS
@@ -275,6 +277,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
         _v5_to_v6(con)
     # v4 added the entity graph tables (created below); v3 rows state no relations.
     con.execute(DDL)
+    con.execute(API_KEYS_DDL)  # v7
     con.execute(HEADS_VIEW)
     DuckDBConnection.set_meta(con, "schema_version", SCHEMA_VERSION)
 

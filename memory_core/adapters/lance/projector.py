@@ -96,6 +96,9 @@ class IndexProjector:
             self._replayed.update(behind)
             self.enqueue(self.versions.latest_states(behind), hold=True)  # the flush calling this writes them
 
+    def queued(self) -> int:
+        return len(self._pending)  # read without the lock: a gauge, not a decision
+
     def flush(self, new_rows: NewRows | None = None) -> int:
         """Write every queued state to the index. Returns how many facts were written or dropped.
         A read-only home has nothing queued and may not move the watermark: nothing to do.

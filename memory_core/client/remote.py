@@ -1,0 +1,221 @@
+"""The remote Memory tool: the same methods, arguments, answers and typed errors as ``MemoryTool``,
+served by a memory service over HTTP.
+
+    with RemoteMemory("http://127.0.0.1:8765", key) as remote:
+        tool = remote.tool()
+        tool.set("medication", "ibuprofen", valid_at="2024-03-01T00:00:00Z")
+        tool.get("medication")          # a FactVersion, as in-process
+
+Arguments are checked here by the library's own validation boundary (so a bad one is refused
+before it is sent, with the error an in-process call raises), then checked again by the service.
+The caller's identity is the key's; ``session`` and ``run`` label the provenance of its writes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Mapping
+
+import httpx
+
+from ..api.ops import LOCAL_ONLY, TOOL_OPS, Op
+from ..api.tool import MemoryTool
+from ..api.validate import TOOL_RULES, guard_ops
+from ..audit import AuditReport
+from ..errors import InvalidInput, MemcoreError, ServiceUnavailable
+from ..identity import Identity, Scope
+from ..resolver.actions import PassReport
+from ..wire import decode, decode_any, encode, raise_error
+
+SESSION_HEADER = "X-Memcore-Session"
+RUN_HEADER = "X-Memcore-Run"
+
+
+class RemoteMemory:
+    """A memory service, reached with one API key. ``tool()`` is the Memory tool of the key's
+    identity; the other methods are the home's maintenance, for admin keys."""
+
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        *,
+        timeout: float = 60.0,
+        session: str | None = None,
+        run: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise InvalidInput(f"the service URL must be http(s)://host:port, got {url!r}", field="url")
+        if not isinstance(key, str) or not key:
+            raise InvalidInput("an API key is required (memcore keys create)", field="key")
+        headers = {"Authorization": f"Bearer {key}"}
+        if session:
+            headers[SESSION_HEADER] = session
+        if run:
+            headers[RUN_HEADER] = run
+        self.url = url.rstrip("/")
+        self.session, self.run = session, run
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
+
+    # -- the wire ------------------------------------------------------------------------------
+
+    def call(self, path: str, body: Mapping[str, Any] | None = None, *, method: str = "POST") -> Any:
+        """One request; its ``result`` in wire form, or the typed error the service answered."""
+        try:
+            if method == "GET":
+                response = self._http.get(path, params=dict(body or {}))
+            else:
+                response = self._http.request(method, path, json=dict(body or {}))
+        except httpx.TimeoutException:
+            raise ServiceUnavailable(f"the memory service at {self.url} did not answer in time", url=self.url) from None
+        except httpx.HTTPError as exc:
+            raise ServiceUnavailable(
+                f"the memory service at {self.url} could not be reached ({type(exc).__name__})", url=self.url
+            ) from None
+        try:
+            doc = response.json()
+        except ValueError:
+            doc = None
+        if response.status_code >= 400 or not isinstance(doc, dict) or "result" not in doc:
+            raise_error(doc if isinstance(doc, dict) else {}, response.status_code)
+        return doc["result"]
+
+    def health(self) -> dict[str, Any]:
+        try:
+            return self._http.get("/healthz").json()
+        except (httpx.HTTPError, ValueError):
+            raise ServiceUnavailable(f"the memory service at {self.url} could not be reached", url=self.url) from None
+
+    def whoami(self) -> dict[str, Any]:
+        return self.call("/v1/whoami", method="GET")
+
+    def tool(self) -> "RemoteTool":
+        """The Memory tool of this key's identity."""
+        me = self.whoami()
+        identity = Identity(
+            tenant=me["tenant"],
+            user=me["user"],
+            agent=me["agent"],
+            session=self.session,
+            run=self.run,
+            memory_scopes=frozenset(Scope(s) for s in me["memory_scopes"]),
+            sql_scopes=frozenset(Scope(s) for s in me["sql_scopes"]),
+            admin=me["admin"],
+        )
+        return RemoteTool(self, identity)
+
+    # -- the home's maintenance (admin keys) ---------------------------------------------------
+
+    def _admin(self, op: str, **args: Any) -> Any:
+        return decode_any(self.call(f"/v1/admin/{op}", encode({k: v for k, v in args.items() if v is not None})))
+
+    def sweep_expired(self) -> dict[str, int]:
+        return self._admin("sweep_expired")
+
+    def flush(self) -> int:
+        return self._admin("flush")
+
+    def repair_projections(self) -> int:
+        return self._admin("repair_projections")
+
+    def optimize_index(self) -> dict[str, Any]:
+        return self._admin("optimize_index")
+
+    def index_status(self) -> dict[str, Any]:
+        return self._admin("index_status")
+
+    def reindex(self) -> int:
+        return self._admin("reindex")
+
+    def resolve(self, *, floor: float | None = None, batch: int | None = None) -> PassReport:
+        """One conflict-resolver pass with the service's judge (the offline rule judge)."""
+        return decode(PassReport, self.call("/v1/admin/resolve", encode({"floor": floor, "batch": batch})))
+
+    def run_extraction_queue(self, *, limit: int = 8, lease_s: float = 300.0) -> dict[str, int]:
+        return self._admin("run_extraction_queue", limit=limit, lease_s=lease_s)
+
+    def verify_audit(self) -> AuditReport:
+        return decode(AuditReport, self.call("/v1/admin/verify_audit"))
+
+    def pending_projection_failures(self) -> int:
+        return self._admin("pending_projection_failures")
+
+    def resolver_marks(self) -> dict[str, Any]:
+        return self._admin("resolver_marks")
+
+    # -- keys (admin keys) ---------------------------------------------------------------------
+
+    def create_key(self, tenant: str, **options: Any) -> tuple[str, dict[str, Any]]:
+        """A new key for ``tenant`` (user, agent, memory_scopes, sql_scopes, admin, label,
+        expires_at): (its token, shown once; its summary)."""
+        made = self.call("/v1/keys", encode({"tenant": tenant, **options}))
+        return made.pop("key"), made
+
+    def list_keys(self, tenant: str | None = None) -> list[dict[str, Any]]:
+        return self.call("/v1/keys", {"tenant": tenant} if tenant else None, method="GET")
+
+    def revoke_key(self, key_id: str) -> dict[str, Any]:
+        return self.call(f"/v1/keys/{key_id}/revoke")
+
+    # -- lifetime ------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "RemoteMemory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _RemoteToolBase:
+    def __init__(self, remote: RemoteMemory, identity: Identity) -> None:
+        self._remote = remote
+        self.identity = identity
+        self.origin = "memcore.client"
+
+    def __repr__(self) -> str:
+        return f"RemoteTool({self._remote.url!r}, tenant={self.identity.tenant!r})"
+
+
+def _remote_op(op: Op) -> Callable[..., Any]:
+    local = getattr(MemoryTool, op.name)
+    signature = inspect.signature(local)
+    spread = [n for n, p in signature.parameters.items() if p.kind is p.VAR_KEYWORD]
+
+    def call(self: _RemoteToolBase, *args: Any, **kwargs: Any) -> Any:
+        arguments = dict(signature.bind(self, *args, **kwargs).arguments)
+        arguments.pop("self")
+        for name in spread:
+            arguments.update(arguments.pop(name, {}))
+        local_only = sorted(n for n in LOCAL_ONLY if arguments.pop(n, None) is not None)
+        if local_only:
+            raise InvalidInput(
+                f"{op.name}: {', '.join(local_only)} is a Python object; a remote tool uses the service's",
+                field=local_only[0],
+            )
+        try:
+            body = encode(arguments)
+        except (TypeError, RecursionError) as exc:
+            raise InvalidInput(f"{op.name}: an argument cannot be sent ({exc})", field=op.name) from None
+        return decode(op.returns, self._remote.call(f"/v1/{op.name}", body))
+
+    call.__name__ = call.__qualname__ = op.name
+    call.__doc__ = op.doc
+    call.__signature__ = signature  # the validation boundary and help() read it
+    call.__annotations__ = dict(local.__annotations__)
+    return call
+
+
+RemoteTool = guard_ops(TOOL_RULES)(
+    type(
+        "RemoteTool",
+        (_RemoteToolBase,),
+        {name: _remote_op(op) for name, op in TOOL_OPS.items()}
+        | {"__doc__": "The Memory tool of one API key's identity, served by a memory service."},
+    )
+)
+
+__all__ = ["MemcoreError", "RemoteMemory", "RemoteTool"]

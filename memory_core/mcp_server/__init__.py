@@ -1,0 +1,1 @@
+"""The Memory tool as an MCP server (built in a later step of this change)."""

@@ -1,0 +1,187 @@
+"""``memcore serve``: the Memory tool over HTTP. One process owns the home; every op of the tool
+is ``POST /v1/<op>`` with a JSON object of its arguments, answered ``{"result": ...}`` in the wire
+form (``memory_core.wire``) or ``{"error": {"code", "status", "message"}}`` with the typed error's
+status. The caller's identity is its API key's (``Authorization: Bearer mck_...``); a body or
+query that names a tenant, user, agent or grant is refused.
+
+Also: ``GET /healthz``, ``GET /metrics`` (Prometheus text), ``GET /v1/whoami``, the key admin
+routes (``/v1/keys``), the home's maintenance ops (``/v1/admin/<op>``, admin keys only) and the
+OpenAPI schema at ``/v1/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+from fastapi import FastAPI
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+
+from ..access import ApiKey, refuse_identity_fields
+from ..api import Memory
+from ..api.ops import LOCAL_ONLY, TOOL_OPS, Op
+from ..errors import InternalError, InvalidInput, MemcoreError, NotFound, UnknownOp
+from ..wire import decode_any
+from . import admin, schemas
+from .guards import ServiceSettings, read_body
+from .state import RUN_HEADER, SESSION_HEADER, ServiceState, error_response, json_response, result_response
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Request, ApiKey], Awaitable[Response]]
+
+
+def measured(state: ServiceState, op: str, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """A route: the key checked, the handler run, every failure answered as a typed error, and the
+    request counted, timed and logged."""
+
+    async def endpoint(request: Request) -> Response:
+        started = time.perf_counter()
+        state.metrics.started()
+        key: ApiKey | None = None
+        status = 500
+        try:
+            key = state.authenticate(request)
+            response = await handler(request, key)
+        except MemcoreError as exc:
+            response = error_response(exc)
+        except Exception as exc:  # noqa: BLE001 - the face answers every failure, typed, without its text
+            log.error("op %s failed: %s", op, type(exc).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
+            response = error_response(InternalError(f"internal error ({type(exc).__name__})"))
+        status = response.status_code
+        seconds = time.perf_counter() - started
+        state.metrics.finished(op, status, seconds)
+        state.log_access(request, op, status, seconds, key)
+        return response
+
+    return endpoint
+
+
+def tool_handler(state: ServiceState, op: Op) -> Handler:
+    async def handle(request: Request, key: ApiKey) -> Response:
+        refuse_identity_fields(request.query_params, "query")
+        body = await read_body(request, state.settings.max_body_bytes)
+        refuse_identity_fields(body, "body")
+        local = sorted(LOCAL_ONLY & body.keys())
+        if local:
+            raise InvalidInput(
+                f"{op.name}: {', '.join(local)} is a Python object and cannot cross the wire", field=local[0]
+            )
+        args = {name: decode_any(value) for name, value in body.items()}
+        identity = key.identity(session=request.headers.get(SESSION_HEADER), run=request.headers.get(RUN_HEADER))
+        tool = state.memory.for_run(identity, origin="memcore.service")
+        result = await state.run(lambda: getattr(tool, op.name)(**args))
+        return result_response(result, op.returns)
+
+    return handle
+
+
+def _whoami(state: ServiceState) -> Handler:
+    async def whoami(request: Request, key: ApiKey) -> Response:
+        return json_response({"result": key.summary(state.memory.clock.now())})
+
+    return whoami
+
+
+def _health(state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
+    async def health(request: Request) -> Response:
+        status = 503 if state.draining else 200
+        return json_response({"status": "draining" if state.draining else "ok", "pid": os.getpid()}, status)
+
+    return health
+
+
+def _metrics(state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
+    def unindexed() -> float:
+        index = state.memory.session.built_index
+        return float(index.status().get("unindexed_rows", 0)) if index is not None else 0.0
+
+    gauges = {
+        "memcore_index_queue": ("Facts waiting for the next index write.", lambda: float(state.memory.index_queued())),
+        "memcore_index_unindexed_rows": ("Index rows not yet folded into the search structures.", unindexed),
+        "memcore_ops_running": (
+            "Ops running on worker threads (a timed-out op counts until it ends).",
+            lambda: float(state.running),
+        ),
+    }
+
+    async def metrics(request: Request) -> Response:
+        return PlainTextResponse(state.metrics.render(gauges), media_type="text/plain; version=0.0.4")
+
+    return metrics
+
+
+def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_memory: bool = False) -> FastAPI:
+    """The service over an open ``memory``. ``owns_memory``: close it when the service stops
+    (``memcore serve``); otherwise the caller closes it (a test sharing the home in-process)."""
+    state = ServiceState(memory, settings or ServiceSettings(), owns_memory=owns_memory)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        drained = state.drain()
+        log.info("memory service stopped (%s)", "drained" if drained else "ops still running at the drain timeout")
+
+    app = FastAPI(
+        title="memory_core",
+        summary="The Memory tool over HTTP: every op of MemoryTool, typed errors, identity from the API key.",
+        version="1",
+        openapi_url="/v1/openapi.json",
+        docs_url="/v1/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.service = state
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 404:
+            return error_response(UnknownOp(f"no such route: {request.method} {request.url.path}"))
+        error = MemcoreError(str(exc.detail))
+        error.status, error.code = exc.status_code, "METHOD_NOT_ALLOWED" if exc.status_code == 405 else "BAD_REQUEST"
+        return error_response(error)
+
+    app.add_api_route("/healthz", _health(state), methods=["GET"], include_in_schema=False)
+    app.add_api_route("/metrics", _metrics(state), methods=["GET"], include_in_schema=False)
+    app.add_api_route(
+        "/v1/whoami",
+        measured(state, "whoami", _whoami(state)),
+        methods=["GET"],
+        summary="The identity this key stands for",
+    )
+    components: dict[str, Any] = {}
+    for op in TOOL_OPS.values():
+        app.add_api_route(
+            f"/v1/{op.name}",
+            measured(state, op.name, tool_handler(state, op)),
+            methods=["POST"],
+            name=op.name,
+            summary=op.doc.split("\n")[0],
+            description=op.doc,
+            tags=["memory tool"],
+            openapi_extra=schemas.op_schema(op, components),
+        )
+    admin.register(app, state, measured)
+    _describe_types(app, components)
+    return app
+
+
+def _describe_types(app: FastAPI, components: dict[str, Any]) -> None:
+    """The ops' argument and answer types under ``components/schemas`` of the published schema."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(components)
+        return app.openapi_schema
+
+    app.openapi = openapi  # FastAPI's documented way to extend the schema
+
+
+__all__ = ["NotFound", "ServiceSettings", "create_app"]

@@ -1,0 +1,122 @@
+"""Run the service: open the home (a held home is ``HomeBusy``, naming its holder), listen on
+``host:port`` (port 0: a free one), say where in one JSON line on stdout, and serve until SIGTERM
+or SIGINT. Stopping drains: no new connections, the requests in flight are answered, the ops
+still running finish, the index's queued writes are written, the home is closed."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import uvicorn
+
+from ..api import Memory
+from .app import create_app
+from .guards import ServiceSettings
+
+
+def bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def configure_access_log(enabled: bool) -> None:
+    log = logging.getLogger("memory_core.service.access")
+    log.propagate = False
+    log.handlers.clear()
+    if enabled:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+    else:
+        log.setLevel(logging.WARNING)
+
+
+def serve(
+    home: str | Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    settings: ServiceSettings | None = None,
+    embedder: Any = "static",
+    access_log: bool = True,
+    announce: Callable[[dict[str, Any]], None] | None = None,
+    **embedder_options: Any,
+) -> None:
+    """Serve the home at ``home`` until stopped. ``announce`` gets ``{"url", "pid", "home"}`` once
+    the socket listens (default: one JSON line on stdout)."""
+    import os
+
+    settings = settings or ServiceSettings()
+    memory = Memory.open(home, embedder=embedder, **embedder_options)
+    try:
+        sock = bind(host, port)
+    except OSError:
+        memory.close()
+        raise
+    configure_access_log(access_log)
+    app = create_app(memory, settings, owns_memory=True)
+    actual = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    where = {"url": f"http://{shown}:{actual}", "pid": os.getpid(), "home": str(Path(home).resolve())}
+    (announce or (lambda doc: print(json.dumps(doc), flush=True)))(where)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=int(max(1, settings.drain_timeout_s)),
+        timeout_keep_alive=30,
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+class ThreadedServer:
+    """The service over an open ``memory`` on a thread of this process, on a free port of
+    127.0.0.1: for tests, benchmarks and notebooks that need a real server beside their own code.
+
+        with ThreadedServer(memory) as server:
+            RemoteMemory(server.url, key).tool().get("k")
+    """
+
+    def __init__(self, memory: Memory, settings: ServiceSettings | None = None, *, host: str = "127.0.0.1") -> None:
+        self.app = create_app(memory, settings, owns_memory=False)
+        self._sock = bind(host, 0)
+        self.url = f"http://{host}:{self._sock.getsockname()[1]}"
+        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._thread: Any = None
+
+    def start(self) -> "ThreadedServer":
+        import threading
+        import time
+
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started and self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not self._server.started:
+            raise RuntimeError("the threaded memory service did not start")
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+        self._sock.close()
+
+    def __enter__(self) -> "ThreadedServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
