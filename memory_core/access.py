@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 
 from .errors import IdentityOnWire, InvalidInput, Unauthenticated
 from .identity import DEFAULT_MEMORY_SCOPES, GLOBAL_TENANT, Identity, Scope
+from .inputs import utf8
 
 PREFIX = "mck"
 _TOKEN = re.compile(r"^mck_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$")
@@ -64,15 +65,16 @@ class ApiKey:
     revoked_at: datetime | None = None
     created_by: str | None = None
 
-    def identity(self, *, session: str | None = None, run: str | None = None) -> Identity:
-        """The run identity of a request made with this key. ``session`` and ``run`` only label
-        the provenance of what the request writes; they never choose an owner."""
+    def identity(self, *, session: str | None = None, run: str | None = None, model: str | None = None) -> Identity:
+        """The run identity of a request made with this key. ``session``, ``run`` and ``model``
+        only label the provenance of what the request writes; they never choose an owner."""
         return Identity(
             tenant=self.tenant,
             user=self.user,
             agent=self.agent,
             session=session,
             run=run,
+            model=model,
             memory_scopes=self.memory_scopes,
             sql_scopes=self.sql_scopes,
             admin=self.admin,
@@ -150,6 +152,8 @@ def new_key(
         raise InvalidInput("expires_at must be in the future", field="expires_at")
     if label is not None and (not isinstance(label, str) or len(label) > 200):
         raise InvalidInput("label is text of at most 200 characters", field="label")
+    if label is not None:
+        utf8(label, "label")
     identity = Identity(
         tenant=tenant,
         user=user,
@@ -158,6 +162,8 @@ def new_key(
         sql_scopes=frozenset(sql_scopes) if sql_scopes is not None else DEFAULT_MEMORY_SCOPES,
         admin=admin,
     )  # validates every part
+    if Scope.GLOBAL in identity.memory_scopes | identity.sql_scopes and not identity.admin:
+        raise InvalidInput("scope global is admin-only: only an admin key may be granted it", field="memory_scopes")
     return ApiKey(
         key_id=key_id,
         secret_sha256=digest(secret),

@@ -93,7 +93,7 @@ def _tagged(value: Any) -> dict[str, Any]:
     if isinstance(value, dt.time):
         return {TAG: "time", "v": value.isoformat()}
     if isinstance(value, dt.timedelta):
-        return {TAG: "timedelta", "v": repr(value.total_seconds())}
+        return {TAG: "timedelta", "v": str(value // dt.timedelta(microseconds=1))}  # exact: whole microseconds
     if isinstance(value, decimal.Decimal):
         return {TAG: "decimal", "v": str(value)}
     if isinstance(value, uuid.UUID):
@@ -107,7 +107,7 @@ _UNTAG = {
     "datetime": dt.datetime.fromisoformat,
     "date": dt.date.fromisoformat,
     "time": dt.time.fromisoformat,
-    "timedelta": lambda v: dt.timedelta(seconds=float(v)),
+    "timedelta": lambda v: dt.timedelta(microseconds=int(v)),
     "decimal": decimal.Decimal,
     "uuid": uuid.UUID,
     "bytes": base64.b64decode,

@@ -54,3 +54,28 @@ def tool(tool_for: Callable[..., MemoryTool]) -> MemoryTool:
 def store_snapshot(memory: Memory) -> dict[str, list[tuple]]:
     """Every row of every table: equal snapshots mean nothing was written."""
     return memory.store.inspection.tables()
+
+
+@pytest.fixture(autouse=True)
+def face(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``local``, or ``remote`` in a module marked ``faces``: then every ``Memory.for_run`` of the
+    test answers a remote tool served over HTTP (``tests/remote_face.py``)."""
+    name = getattr(request, "param", "local")
+    if name != "remote":
+        yield name
+        return
+    from tests.remote_face import RemoteFace
+
+    remote = RemoteFace()
+    monkeypatch.setattr(
+        Memory, "for_run", lambda self, identity, *, origin="memory.api": remote.for_run(self, identity, origin=origin)
+    )
+    try:
+        yield name
+    finally:
+        remote.close()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.definition.get_closest_marker("faces"):
+        metafunc.parametrize("face", ["local", "remote"], indirect=True)

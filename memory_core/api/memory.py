@@ -228,6 +228,10 @@ class Memory:
     def verify_audit(self) -> AuditReport:
         return self.store.versions.verify_audit()
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         if self._closed:
             return

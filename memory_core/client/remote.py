@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 from typing import Any, Callable, Mapping
+from urllib.parse import quote
 
 import httpx
 
@@ -23,12 +24,15 @@ from ..api.tool import MemoryTool
 from ..api.validate import TOOL_RULES, guard_ops
 from ..audit import AuditReport
 from ..errors import InvalidInput, MemcoreError, ServiceUnavailable
-from ..identity import Identity, Scope
+from ..identity import Identity, Namespace, Scope
+from ..model import FactVersion
 from ..resolver.actions import PassReport
+from ..values import canonical_json
 from ..wire import decode, decode_any, encode, raise_error
 
 SESSION_HEADER = "X-Memcore-Session"
 RUN_HEADER = "X-Memcore-Run"
+MODEL_HEADER = "X-Memcore-Model"
 
 
 class RemoteMemory:
@@ -43,6 +47,7 @@ class RemoteMemory:
         timeout: float = 60.0,
         session: str | None = None,
         run: str | None = None,
+        model: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
@@ -54,8 +59,10 @@ class RemoteMemory:
             headers[SESSION_HEADER] = session
         if run:
             headers[RUN_HEADER] = run
+        if model:
+            headers[MODEL_HEADER] = model
         self.url = url.rstrip("/")
-        self.session, self.run = session, run
+        self.session, self.run, self.model = session, run, model
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
 
     # -- the wire ------------------------------------------------------------------------------
@@ -99,6 +106,7 @@ class RemoteMemory:
             agent=me["agent"],
             session=self.session,
             run=self.run,
+            model=self.model,
             memory_scopes=frozenset(Scope(s) for s in me["memory_scopes"]),
             sql_scopes=frozenset(Scope(s) for s in me["sql_scopes"]),
             admin=me["admin"],
@@ -144,6 +152,49 @@ class RemoteMemory:
     def resolver_marks(self) -> dict[str, Any]:
         return self._admin("resolver_marks")
 
+    # -- the home's named reads (admin keys): what notebooks and sensors look at ----------------
+
+    def catalog(self) -> list[tuple[str, str, str, str]]:
+        """Every (tenant, scope, owner_id, key) the home holds, sorted."""
+        return decode(list[tuple[str, str, str, str]], self.call("/v1/admin/catalog"))
+
+    def tenants(self) -> list[str]:
+        return decode(list[str], self.call("/v1/admin/tenants"))
+
+    def history(self, namespace: Namespace, key: str) -> list[FactVersion]:
+        """Every version row of ``key`` in ``namespace``, oldest first."""
+        return decode(list[FactVersion], self.call("/v1/admin/history", {**_where(namespace), "key": key}))
+
+    def resolver_records(self, namespace: Namespace | None = None) -> list[dict[str, Any]]:
+        """What the conflict resolver recorded (in ``namespace``; none: the whole home)."""
+        body = _where(namespace) if namespace is not None else None
+        return decode(list[dict[str, Any]], self.call("/v1/admin/resolver_records", body))
+
+    def conflicted_namespaces(self) -> list[tuple[str, str, str]]:
+        """Every (tenant, scope, owner_id) holding a conflicted fact now."""
+        return decode(list[tuple[str, str, str]], self.call("/v1/admin/conflicted_namespaces"))
+
+    def queue_state(self) -> tuple[str, dict[str, int]]:
+        """The extraction queue's cursor (changes only when work is added) and backlog by kind:status."""
+        state = self.call("/v1/admin/queue_state")
+        return state["cursor"], decode(dict[str, int], state["backlog"])
+
+    # -- a reviewer's work on one namespace (admin keys) -----------------------------------------
+
+    def review_queue(self, namespace: Namespace) -> list[Any]:
+        """The namespace's conflicted rows, each with its flagged peers and what judges said."""
+        return decode(TOOL_OPS["review_queue"].returns, self.call("/v1/admin/review_queue", _where(namespace)))
+
+    def resolve_conflict(self, namespace: Namespace, key: str, peer_key: str, decision: str) -> Any:
+        """A reviewer's decision on a flagged pair (``retire_peer`` or ``clear``), as the admin key."""
+        body = {**_where(namespace), "key": key, "peer_key": peer_key, "decision": decision}
+        return decode(TOOL_OPS["resolve_conflict"].returns, self.call("/v1/admin/resolve_conflict", body))
+
+    def restore(self, namespace: Namespace, key: str) -> Any:
+        """Undo the latest delete, reject, expiry or retirement of ``key`` in ``namespace``."""
+        body = {**_where(namespace), "key": key}
+        return decode(TOOL_OPS["restore"].returns, self.call("/v1/admin/restore", body))
+
     # -- keys (admin keys) ---------------------------------------------------------------------
 
     def create_key(self, tenant: str, **options: Any) -> tuple[str, dict[str, Any]]:
@@ -156,7 +207,7 @@ class RemoteMemory:
         return self.call("/v1/keys", {"tenant": tenant} if tenant else None, method="GET")
 
     def revoke_key(self, key_id: str) -> dict[str, Any]:
-        return self.call(f"/v1/keys/{key_id}/revoke")
+        return self.call(f"/v1/keys/{quote(str(key_id), safe='')}/revoke")
 
     # -- lifetime ------------------------------------------------------------------------------
 
@@ -168,6 +219,12 @@ class RemoteMemory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _where(namespace: Namespace) -> dict[str, str]:
+    if not isinstance(namespace, Namespace):
+        raise InvalidInput(f"expected a Namespace, got {type(namespace).__name__}", field="namespace")
+    return {"tenant": namespace.tenant, "scope": Scope(namespace.scope).value, "owner_id": namespace.owner_id}
 
 
 class _RemoteToolBase:
@@ -196,6 +253,8 @@ def _remote_op(op: Op) -> Callable[..., Any]:
                 f"{op.name}: {', '.join(local_only)} is a Python object; a remote tool uses the service's",
                 field=local_only[0],
             )
+        if "value" in arguments:  # refused here as in-process (a set, NaN, ...), not turned into a list
+            canonical_json(arguments["value"])
         try:
             body = encode(arguments)
         except (TypeError, RecursionError) as exc:

@@ -1,6 +1,10 @@
 """The routes for operators: API keys (``/v1/keys``) and the home's maintenance
 (``/v1/admin/<op>``): the expiry sweep, the index's flush, repair and optimize, a resolver pass,
-the extraction queue, the audit check. Admin keys only; a tenant's key gets ``ADMIN_REQUIRED``."""
+the extraction queue, the audit check; the named reads that notebooks and sensors look at (the
+catalog of keys, a key's history in a namespace, the resolver's records, the conflicted
+namespaces, the queue's state, the tenants); and a reviewer's work on one namespace (its review
+queue, a decision on a flagged pair, a restore). Admin keys only; a tenant's key gets
+``ADMIN_REQUIRED``. Every read is a named read of a port, never SQL."""
 
 from __future__ import annotations
 
@@ -12,16 +16,18 @@ from starlette.responses import Response
 
 from ..access import ApiKey
 from ..errors import AdminRequired, InvalidInput
+from ..identity import Namespace, Scope, reviewer_identity
 from ..inputs import known_options
 from ..resolver.actions import ResolverSettings
 from ..temporal import parse_instant
 from .guards import read_body
-from .state import ServiceState, json_response, result_response
+from .state import ServiceState, json_response
 
 if TYPE_CHECKING:
     from .app import Handler
 
 Measured = Callable[[ServiceState, str, "Handler"], Callable[[Request], Awaitable[Response]]]
+AdminOp = Callable[[dict[str, Any], ApiKey], Any]
 
 
 def _admin(key: ApiKey) -> None:
@@ -61,11 +67,104 @@ def _maintenance(state: ServiceState) -> dict[str, Callable[[dict[str, Any]], An
     }
 
 
+def _text(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{field} must be a non-empty text", field=field)
+    return value
+
+
+def _namespace(tenant: Any, scope: Any, owner_id: Any) -> Namespace:
+    """The namespace a body names: (tenant, scope, owner_id), each checked."""
+    try:
+        where = Scope(scope)
+    except ValueError:
+        allowed = ", ".join(s.value for s in Scope)
+        raise InvalidInput(f"scope must be one of {allowed}, got {scope!r}", field="scope") from None
+    return Namespace(_text(tenant, "tenant"), where, _text(owner_id, "owner_id"))
+
+
+def _reads(state: ServiceState) -> dict[str, Callable[[dict[str, Any]], Any]]:
+    """The home's named reads for notebooks and sensors (a port's read each, never SQL)."""
+    store = state.memory.store
+
+    def catalog() -> Any:
+        return store.inspection.catalog()
+
+    def tenants() -> Any:
+        return store.inspection.tenants()
+
+    def history(tenant: Any = None, scope: Any = None, owner_id: Any = None, key: Any = None) -> Any:
+        return store.versions.history(_namespace(tenant, scope, owner_id), _text(key, "key"))
+
+    def resolver_records(tenant: Any = None, scope: Any = None, owner_id: Any = None) -> Any:
+        if tenant is None and scope is None and owner_id is None:
+            return store.ledger.resolver_records()
+        return store.ledger.resolver_records(_namespace(tenant, scope, owner_id))
+
+    def conflicted_namespaces() -> Any:
+        return store.versions.conflicted_namespaces()
+
+    def queue_state() -> Any:
+        return {"cursor": store.queue.queue_cursor(), "backlog": store.queue.queue_backlog()}
+
+    return {
+        "catalog": lambda a: catalog(**a),
+        "tenants": lambda a: tenants(**a),
+        "history": lambda a: history(**a),
+        "resolver_records": lambda a: resolver_records(**a),
+        "conflicted_namespaces": lambda a: conflicted_namespaces(**a),
+        "queue_state": lambda a: queue_state(**a),
+    }
+
+
+def _reviews(state: ServiceState) -> dict[str, AdminOp]:
+    """A reviewer's work on one namespace, as that namespace's reviewer identity (what the review
+    queue notebook does on a home it opens); the reviewer recorded is the admin key."""
+
+    def reviewer(caller: ApiKey, tenant: Any, scope: Any, owner_id: Any) -> tuple[Any, Scope]:
+        where = _namespace(tenant, scope, owner_id)
+        identity = reviewer_identity(where.tenant, where.scope.value, where.owner_id, f"key:{caller.key_id}")
+        return state.tool(identity, origin="memcore.service.review"), where.scope
+
+    def review_queue(caller: ApiKey, tenant: Any = None, scope: Any = None, owner_id: Any = None) -> Any:
+        tool, where = reviewer(caller, tenant, scope, owner_id)
+        return tool.review_queue(scope=where)
+
+    def resolve_conflict(
+        caller: ApiKey,
+        tenant: Any = None,
+        scope: Any = None,
+        owner_id: Any = None,
+        key: Any = None,
+        peer_key: Any = None,
+        decision: Any = None,
+    ) -> Any:
+        tool, where = reviewer(caller, tenant, scope, owner_id)
+        return tool.resolve_conflict(key, peer_key, decision, scope=where)
+
+    def restore(caller: ApiKey, tenant: Any = None, scope: Any = None, owner_id: Any = None, key: Any = None) -> Any:
+        tool, where = reviewer(caller, tenant, scope, owner_id)
+        return tool.restore(key, scope=where)
+
+    return {
+        "review_queue": lambda a, caller: review_queue(caller, **a),
+        "resolve_conflict": lambda a, caller: resolve_conflict(caller, **a),
+        "restore": lambda a, caller: restore(caller, **a),
+    }
+
+
+def _any_caller(fn: Callable[[dict[str, Any]], Any]) -> AdminOp:
+    """An op whose answer does not depend on which admin key asks."""
+    return lambda args, _caller: fn(args)
+
+
 def register(app: FastAPI, state: ServiceState, measured: Measured) -> None:
-    for name, fn in _maintenance(state).items():
+    ops = {name: _any_caller(fn) for name, fn in {**_maintenance(state), **_reads(state)}.items()}
+    ops.update(_reviews(state))
+    for name, op in ops.items():
         app.add_api_route(
             f"/v1/admin/{name}",
-            measured(state, f"admin.{name}", _admin_op(state, fn)),
+            measured(state, f"admin.{name}", _admin_op(state, name, op)),
             methods=["POST"],
             name=f"admin_{name}",
             tags=["admin"],
@@ -77,14 +176,15 @@ def register(app: FastAPI, state: ServiceState, measured: Measured) -> None:
     )
 
 
-def _admin_op(state: ServiceState, fn: Callable[[dict[str, Any]], Any]) -> "Handler":
+def _admin_op(state: ServiceState, name: str, fn: AdminOp) -> "Handler":
     async def handle(request: Request, key: ApiKey) -> Response:
         _admin(key)
         body = await read_body(request, state.settings.max_body_bytes)
         try:
-            return result_response(await state.run(lambda: fn(body)))
-        except TypeError as exc:  # an argument the op does not take
-            raise InvalidInput(f"{exc}", field="body") from None
+            return await state.answer(lambda: fn(body, key))
+        except TypeError:  # an argument the op does not take (its message would name our functions)
+            given = ", ".join(sorted(body)) or "none"
+            raise InvalidInput(f"admin.{name} does not take these arguments (given: {given})", field="body") from None
 
     return handle
 

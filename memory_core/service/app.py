@@ -5,12 +5,13 @@ status. The caller's identity is its API key's (``Authorization: Bearer mck_...`
 query that names a tenant, user, agent or grant is refused.
 
 Also: ``GET /healthz``, ``GET /metrics`` (Prometheus text), ``GET /v1/whoami``, the key admin
-routes (``/v1/keys``), the home's maintenance ops (``/v1/admin/<op>``, admin keys only) and the
-OpenAPI schema at ``/v1/openapi.json``.
+routes (``/v1/keys``), the home's maintenance ops (``/v1/admin/<op>``, admin keys only), the
+OpenAPI schema at ``/v1/openapi.json`` and the tool as an MCP server (streamable HTTP) at ``/mcp``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
@@ -26,10 +27,18 @@ from ..access import ApiKey, refuse_identity_fields
 from ..api import Memory
 from ..api.ops import LOCAL_ONLY, TOOL_OPS, Op
 from ..errors import InternalError, InvalidInput, MemcoreError, NotFound, UnknownOp
+from ..mcp_server import mcp_endpoint
 from ..wire import decode_any
 from . import admin, schemas
 from .guards import ServiceSettings, read_body
-from .state import RUN_HEADER, SESSION_HEADER, ServiceState, error_response, json_response, result_response
+from .state import (
+    MODEL_HEADER,
+    RUN_HEADER,
+    SESSION_HEADER,
+    ServiceState,
+    error_response,
+    json_response,
+)
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +59,10 @@ def measured(state: ServiceState, op: str, handler: Handler) -> Callable[[Reques
             response = await handler(request, key)
         except MemcoreError as exc:
             response = error_response(exc)
-        except Exception as exc:  # noqa: BLE001 - the face answers every failure, typed, without its text
+        except (KeyboardInterrupt, SystemExit, asyncio.CancelledError):
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every failure is answered typed, without its text;
+            # BaseException, because an engine's panic (pyo3's PanicException) is not an Exception.
             log.error("op %s failed: %s", op, type(exc).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
             response = error_response(InternalError(f"internal error ({type(exc).__name__})"))
         status = response.status_code
@@ -73,12 +85,25 @@ def tool_handler(state: ServiceState, op: Op) -> Handler:
                 f"{op.name}: {', '.join(local)} is a Python object and cannot cross the wire", field=local[0]
             )
         args = {name: decode_any(value) for name, value in body.items()}
-        identity = key.identity(session=request.headers.get(SESSION_HEADER), run=request.headers.get(RUN_HEADER))
-        tool = state.memory.for_run(identity, origin="memcore.service")
-        result = await state.run(lambda: getattr(tool, op.name)(**args))
-        return result_response(result, op.returns)
+        headers = request.headers
+        identity = key.identity(
+            session=headers.get(SESSION_HEADER), run=headers.get(RUN_HEADER), model=headers.get(MODEL_HEADER)
+        )
+        tool = state.tool(identity, origin="memcore.service")
+        return await state.answer(lambda: getattr(tool, op.name)(**args), op.returns)
 
     return handle
+
+
+def _mcp_tool_source(state: ServiceState, request: Request) -> Callable[[], Any]:
+    """An MCP request's tool: its key checked (a missing or bad one refuses the request), its
+    identity the key's, as for ``/v1``."""
+    key = state.authenticate(request)
+    headers = request.headers
+    identity = key.identity(
+        session=headers.get(SESSION_HEADER), run=headers.get(RUN_HEADER), model=headers.get(MODEL_HEADER)
+    )
+    return lambda: state.tool(identity, origin="memcore.mcp")
 
 
 def _whoami(state: ServiceState) -> Handler:
@@ -120,10 +145,17 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_
     """The service over an open ``memory``. ``owns_memory``: close it when the service stops
     (``memcore serve``); otherwise the caller closes it (a test sharing the home in-process)."""
     state = ServiceState(memory, settings or ServiceSettings(), owns_memory=owns_memory)
+    mcp = mcp_endpoint(
+        lambda request: _mcp_tool_source(state, request),
+        run=state.run,
+        refuse=error_response,
+        max_body_bytes=state.settings.max_body_bytes,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
+        async with mcp.running():  # the MCP transport's task group lives as long as the app serves
+            yield
         drained = state.drain()
         log.info("memory service stopped (%s)", "drained" if drained else "ops still running at the drain timeout")
 
@@ -154,7 +186,6 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_
         methods=["GET"],
         summary="The identity this key stands for",
     )
-    components: dict[str, Any] = {}
     for op in TOOL_OPS.values():
         app.add_api_route(
             f"/v1/{op.name}",
@@ -164,21 +195,20 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_
             summary=op.doc.split("\n")[0],
             description=op.doc,
             tags=["memory tool"],
-            openapi_extra=schemas.op_schema(op, components),
         )
     admin.register(app, state, measured)
-    _describe_types(app, components)
+    app.add_route("/mcp", mcp, include_in_schema=False)  # an ASGI app: the MCP transport answers itself
+    _describe_ops(app)
     return app
 
 
-def _describe_types(app: FastAPI, components: dict[str, Any]) -> None:
-    """The ops' argument and answer types under ``components/schemas`` of the published schema."""
+def _describe_ops(app: FastAPI) -> None:
+    """The published schema gains each op's arguments and answer, the first time it is asked for."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            schema = build()
-            schema.setdefault("components", {}).setdefault("schemas", {}).update(components)
+            schemas.describe(build(), TOOL_OPS.values())
         return app.openapi_schema
 
     app.openapi = openapi  # FastAPI's documented way to extend the schema

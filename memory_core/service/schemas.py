@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import ConfigDict, TypeAdapter, create_model
 from pydantic.errors import PydanticUserError
@@ -25,8 +25,17 @@ def _field_type(annotation: Any) -> Any:
         return Any
 
 
+def describe(schema: dict[str, Any], ops: Iterable[Op]) -> None:
+    """Add each op's request body and answer to the generated ``schema`` (built when first asked
+    for: deriving them takes about half a second, which starting a service should not pay)."""
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for op in ops:
+        operation = schema["paths"][f"/v1/{op.name}"]["post"]
+        operation.update(op_schema(op, components))
+
+
 def op_schema(op: Op, components: dict[str, Any]) -> dict[str, Any]:
-    """The op's ``openapi_extra``; the types it names are added to ``components``."""
+    """The op's request body and answer; the types they name are added to ``components``."""
     hints = typing.get_type_hints(getattr(MemoryTool, op.name))
     fields: dict[str, Any] = {}
     for name in op.parameters:

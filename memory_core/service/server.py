@@ -41,6 +41,14 @@ def configure_access_log(enabled: bool) -> None:
         log.setLevel(logging.WARNING)
 
 
+def warm(memory: Memory) -> None:
+    """Load the embedder's model and open the index (catching up with the store) before the first
+    request: a static model distilled on first use takes minutes, longer than a request may."""
+    if memory.embedder is not None:
+        memory.embedder.embed(["warm up"])
+        memory.flush()
+
+
 def serve(
     home: str | Path,
     *,
@@ -59,8 +67,9 @@ def serve(
     settings = settings or ServiceSettings()
     memory = Memory.open(home, embedder=embedder, **embedder_options)
     try:
+        warm(memory)
         sock = bind(host, port)
-    except OSError:
+    except BaseException:
         memory.close()
         raise
     configure_access_log(access_log)
@@ -77,7 +86,31 @@ def serve(
         timeout_graceful_shutdown=int(max(1, settings.drain_timeout_s)),
         timeout_keep_alive=30,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    run_until_stopped(uvicorn.Server(config), sock)
+
+
+def run_until_stopped(server: uvicorn.Server, sock: socket.socket) -> None:
+    """Serve until SIGTERM or SIGINT, then return. uvicorn (0.29 and later) raises the signal it
+    stopped on again once it has shut down, for the handler it found; left at the default, that
+    would end a drained, closed service with -15 instead of 0."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():  # signals are the main thread's
+        server.run(sockets=[sock])
+        return
+
+    def asked_to_stop(signum: int, frame: Any) -> None:
+        # Reached before uvicorn installs its handlers (a stop while starting: it then stops as
+        # soon as it runs) and after it restores ours (its shutdown is done): stopping either way.
+        server.should_exit = True
+
+    previous = {sig: signal.signal(sig, asked_to_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.run(sockets=[sock])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 class ThreadedServer:

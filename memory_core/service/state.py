@@ -14,8 +14,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..access import ApiKey
-from ..api import Memory
+from ..api import Memory, MemoryTool
 from ..errors import MemcoreError, RequestTimeout, ServiceUnavailable
+from ..identity import Identity
 from ..wire import encode, error_body
 from .guards import RateLimiter, ServiceSettings
 from .metrics import Metrics
@@ -25,11 +26,27 @@ access_log = logging.getLogger("memory_core.service.access")
 
 SESSION_HEADER = "x-memcore-session"
 RUN_HEADER = "x-memcore-run"
+MODEL_HEADER = "x-memcore-model"
+
+
+def json_bytes(payload: Any) -> bytes:
+    body = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return body.encode("utf-8", "surrogatepass")
 
 
 def json_response(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    body = json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return Response(body.encode("utf-8", "surrogatepass"), status, headers, media_type="application/json")
+    return Response(json_bytes(payload), status, headers, media_type="application/json")
+
+
+def answer(result: Any, declared: Any = Any) -> bytes:
+    """An op's answer as the body of its response. Built on the op's worker thread (see
+    ``ServiceState.answer``): encoding a recall's hits takes about half a millisecond, which the
+    event loop, moving every other request's bytes, should not spend (docs/benchmarks.md)."""
+    return json_bytes({"result": encode(result, declared)})
+
+
+def bytes_response(body: bytes) -> Response:
+    return Response(body, 200, media_type="application/json")
 
 
 def error_response(exc: MemcoreError) -> Response:
@@ -38,10 +55,6 @@ def error_response(exc: MemcoreError) -> Response:
     if isinstance(retry, int):
         headers = {"Retry-After": str(retry)}
     return json_response(error_body(exc), exc.status, headers)
-
-
-def result_response(result: Any, declared: Any = Any) -> Response:
-    return json_response({"result": encode(result, declared)})
 
 
 class ServiceState:
@@ -64,33 +77,67 @@ class ServiceState:
         self.limiter.take(key.key_id)
         return key
 
+    def tool(self, identity: Identity, *, origin: str) -> MemoryTool:
+        """The Memory tool of one request's identity (built here rather than by ``Memory.for_run``,
+        which a test may route to a remote tool: the service itself always runs in-process)."""
+        return MemoryTool(self.memory, identity, origin)
+
     # -- running ops ---------------------------------------------------------------------------
 
     async def run(self, fn: Callable[[], T]) -> T:
         """``fn`` on a worker thread, answered within the request timeout. A timed-out op keeps
-        running (a write may still commit); the caller is told its outcome is unknown."""
+        running (a write may still commit) and the caller is told its outcome is unknown; one
+        that never reached a thread never runs, and the caller is told so."""
         if self.draining:
             raise ServiceUnavailable("the service is shutting down")
+        started, abandoned = False, False
         with self._idle:
             self._running += 1
 
         def job() -> T:
+            nonlocal started
+            with self._idle:
+                if abandoned:
+                    raise RequestTimeout("the op was abandoned before it started")
+                started = True
             try:
                 return fn()
             finally:
-                with self._idle:
-                    self._running -= 1
-                    self._idle.notify_all()
+                self._finished()
 
         try:
             with anyio.fail_after(self.settings.request_timeout_s):
                 return await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
-        except TimeoutError:
+        except BaseException as exc:  # a timeout, or the client went away (cancellation)
+            with self._idle:
+                never_ran = not started
+                abandoned = never_ran
+            if never_ran:
+                self._finished()
+            if not isinstance(exc, TimeoutError):
+                raise
+            if never_ran:
+                raise RequestTimeout(
+                    f"the service was too busy to start the op within {self.settings.request_timeout_s:g} s; "
+                    "nothing ran",
+                    timeout_s=self.settings.request_timeout_s,
+                    started=False,
+                ) from None
             raise RequestTimeout(
                 f"the op ran past the service's {self.settings.request_timeout_s:g} s timeout; "
                 "its outcome is unknown (a write may still commit)",
                 timeout_s=self.settings.request_timeout_s,
+                started=True,
             ) from None
+
+    async def answer(self, fn: Callable[[], Any], declared: Any = Any) -> Response:
+        """``fn``'s result as a response, encoded on the same worker thread that ran it."""
+        return bytes_response(await self.run(lambda: answer(fn(), declared)))
+
+    def _finished(self) -> None:
+        with self._idle:
+            self._running -= 1
+            self._idle.notify_all()
 
     @property
     def running(self) -> int:
@@ -107,7 +154,7 @@ class ServiceState:
             drained = self._running == 0
         if self.owns_memory:
             self.memory.close()  # flushes the queued index writes first
-        else:
+        elif not self.memory.closed:
             self.memory.flush()
         return drained
 

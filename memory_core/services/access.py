@@ -12,6 +12,8 @@ from ..access import ApiKey, check, new_key, parse_token, token
 from ..audit import AuditEntry
 from ..errors import NotFound
 from ..identity import Scope
+from ..inputs import text
+from ..ports import ApiKeyStore
 from ..session import Session
 
 _CACHE_LIMIT = 10_000
@@ -21,8 +23,9 @@ class AccessService:
     """The home's API keys. Looked-up keys are cached: this process owns the home, so every change
     to a key passes through here and clears its entry."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, keys: ApiKeyStore | None = None) -> None:
         self.session = session
+        self.keys = keys if keys is not None else session.store.api_keys
         self._cache: dict[str, ApiKey] = {}
         self._lock = threading.Lock()
 
@@ -56,16 +59,18 @@ class AccessService:
             expires_at=expires_at,
             created_by=created_by,
         )
-        self.session.store.api_keys.add(key, _audit(key, "key_create", created_by, now))
+        self.keys.add(key, _audit(key, "key_create", created_by, now))
         return token(key_id, secret), key
 
     def list(self, tenant: str | None = None) -> list[ApiKey]:
-        return self.session.store.api_keys.list(tenant)
+        if tenant is not None:
+            text(tenant, "tenant")
+        return self.keys.list(tenant)
 
     def revoke(self, key_id: str, *, actor: str = "operator", tenant: str | None = None) -> ApiKey:
         """Revoke a key (``tenant``: only one of that tenant). An unknown key and another tenant's
         key are the same ``NOT_FOUND``."""
-        store = self.session.store.api_keys
+        store = self.keys
         key = store.find(key_id) if isinstance(key_id, str) else None
         if key is None or (tenant is not None and key.tenant != tenant):
             raise NotFound("no such API key", key_id=str(key_id))
@@ -82,7 +87,7 @@ class AccessService:
         with self._lock:
             key = self._cache.get(key_id)
         if key is None:
-            key = self.session.store.api_keys.find(key_id)
+            key = self.keys.find(key_id)
             if key is not None:
                 with self._lock:
                     if len(self._cache) >= _CACHE_LIMIT:

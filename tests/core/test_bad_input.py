@@ -20,6 +20,8 @@ from memory_core.errors import (
 )
 from tests.conftest import store_snapshot, utc
 
+pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
+
 CASES = [
     ("naive valid_at", lambda t: t.set("k", 1, valid_at=datetime(2024, 1, 1)), NaiveDatetime),
     ("naive iso string", lambda t: t.set("k", 1, valid_at="2024-01-01T00:00:00"), NaiveDatetime),

@@ -11,6 +11,8 @@ from memory_core.documents import chunk_markdown
 from memory_core.errors import InvalidInput, NotFound
 from tests.conftest import store_snapshot
 
+pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
+
 RUNBOOK = (
     """Owned by the platform team.
 
@@ -36,9 +38,14 @@ make deploy SERVICE=checkout-api
 
 
 @pytest.fixture
-def tool(home, clock):
+def docs_memory(home, clock):
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
-        yield memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
+        yield memory
+
+
+@pytest.fixture
+def tool(docs_memory):
+    return docs_memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
 
 
 def test_chunks_follow_headings_and_give_the_body_back():
@@ -103,8 +110,8 @@ def test_a_second_put_rewrites_only_what_changed_and_retires_dropped_chunks(tool
     ],
     ids=["empty-key", "hash-in-key", "empty-body", "partial-entity", "nested-metadata", "metadata-list"],
 )
-def test_bad_documents_are_refused_and_write_nothing(tool, kwargs):
-    memory = tool._memory
+def test_bad_documents_are_refused_and_write_nothing(docs_memory, tool, kwargs):
+    memory = docs_memory
     before = store_snapshot(memory)
     with pytest.raises(InvalidInput):
         tool.doc_put(**kwargs)
@@ -116,8 +123,8 @@ def test_deleting_a_missing_document_is_not_found(tool):
         tool.doc_delete("never-written")
 
 
-def test_documents_never_cross_scopes(tool):
+def test_documents_never_cross_scopes(docs_memory, tool):
     tool.doc_put("private", "# Mine\n\nonly ana sees this\n")
-    bea = tool._memory.for_run(Identity(tenant="acme", user="bea"))
+    bea = docs_memory.for_run(Identity(tenant="acme", user="bea"))
     assert bea.doc_get("private") is None and bea.doc_list() == []
     assert bea.search("only ana sees this", sources=["document"]).hits == ()

@@ -8,6 +8,8 @@ from memory_core import FixedClock, Identity, Memory
 from memory_core.errors import InvalidInput
 from tests.conftest import store_snapshot, utc
 
+pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
+
 OCT1 = utc(2025, 10, 1, 9)
 
 

@@ -171,3 +171,26 @@ def test_compare_names_each_finding(seeded):
     )
     assert report.unrecorded == tuple(sorted([b.fact_id, c.fact_id, d.fact_id])) and not report.ok
     assert (report.facts, report.indexable, report.index_rows) == (4, 3, 4)
+
+
+def test_rows_found_before_a_compaction_are_completed_by_fact_id_after_it(tmp_path):
+    """A search's rows taken after ``optimize`` compacted their fragments away: their row ids
+    name nothing now, so each is completed by its fact id (never a take of a vanished fragment,
+    which can make Lance panic instead of raising)."""
+    from memory_core.adapters.embedders import HashingEmbedder
+
+    with Memory.open(tmp_path / "home", embedder="hashing") as memory:
+        tool = memory.for_run(Identity(tenant="acme", user="ana"))
+        for n in range(6):  # one fragment per flush
+            tool.set(f"k{n}", f"compaction word{n}")
+            memory.flush()
+        index = memory.projector.index
+        before = index.snapshot()
+        vector = HashingEmbedder().embed(["compaction"])[0]
+        rows = before.vector_search(vector, "true", 10, ["fact_id", "key"], nprobes=20)
+        assert len({r["_rowid"] >> 32 for r in rows}) > 1
+        memory.projector.optimize(cleanup_older_than=None)
+        assert index.snapshot().version != before.version
+        index.hydrate(rows, ["key", "value_json"], read_at=before)
+        assert sorted(r["key"] for r in rows) == [f"k{n}" for n in range(6)]
+        assert all("value_json" in r and not r.get("_gone") for r in rows)

@@ -12,7 +12,7 @@ from memory_core.errors import NotFound, SqlFailed
 RUNS = [("acme", "ana"), ("acme", "bob"), ("globex", "ana"), ("globex", "bob")]
 
 
-def _every_read(tool, key, scope):
+def _every_read(tool, key, scope, indexed=False):
     """All that one run can learn about ``key`` in ``scope`` through every read op."""
     got = tool.get(key, scope=scope)
     listed = [(f.key, f.value) for f in tool.list(scope=scope)]
@@ -20,12 +20,13 @@ def _every_read(tool, key, scope):
         history = [r.value for r in tool.history(key, scope=scope)]
     except NotFound:
         history = []
-    if tool._memory.embedder is not None:  # through the retrieval index too
+    if indexed:  # through the retrieval index too
         for recipe in ("hybrid_rrf", "hybrid_zscore"):
             listed += [(h.key, h.value) for h in tool.search("value", scope=scope, recipe=recipe, k=50).hits]
     return (got.value if got else None), listed, history
 
 
+@pytest.mark.faces  # through the service too (random sequences over HTTP: tests/service/test_isolation_http.py)
 def test_each_run_sees_only_its_own_user_and_tenant_rows(memory):
     tools = {run: memory.for_run(Identity(tenant=run[0], user=run[1], agent="helper")) for run in RUNS}
     for (tenant, user), tool in tools.items():

@@ -12,6 +12,8 @@ from memory_core import Identity, Op, Status
 from memory_core.errors import InvalidSnapshot, LiveHead, Locked, NothingToRestore, WrongState
 from tests.conftest import T0, store_snapshot
 
+pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
+
 
 @pytest.fixture
 def memory(indexed_memory):

@@ -8,6 +8,8 @@ from memory_core import Identity, Memory, Op, Status
 from memory_core.errors import NotFound, NothingToRestore
 from tests.conftest import T0, utc
 
+pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
+
 MAR, APR, MAY, JUL = utc(2024, 3, 1), utc(2024, 4, 15), utc(2024, 5, 1), utc(2024, 7, 1)
 
 

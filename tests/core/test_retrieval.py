@@ -19,6 +19,8 @@ from memory_core.errors import (
 from memory_core.retrieval.fusion import rrf
 from tests.conftest import T0, store_snapshot, utc
 
+pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
+
 MAR, APR, MAY, JUL = utc(2024, 3, 1), utc(2024, 4, 15), utc(2024, 5, 1), utc(2024, 7, 1)
 
 

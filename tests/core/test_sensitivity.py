@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from memory_core.write.sensitivity import _luhn, detect
 
+pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
+
 # The detector as first written: every pattern in one alternation, run on every value.
 _REFERENCE = re.compile(
     "|".join(

@@ -13,6 +13,8 @@ from memory_core.write.tenant_config import Policy, TenantConfig, TypeConfig, re
 from memory_core.write.verdicts import Candidate, Peer, decide
 from tests.conftest import T0, store_snapshot
 
+pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
+
 LATER = T0 + timedelta(days=1)
 
 
@@ -123,11 +125,16 @@ def test_threshold_precedence_type_then_tenant_then_embedder_then_default():
 
 
 @pytest.fixture
-def tool(home, clock):
+def verdicts_memory(home, clock):
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
-        t = memory.for_run(Identity(tenant="acme", user="ana", agent="helper", admin=True))
-        t.configure(conflict_threshold=0.45)  # the hashing test embedder scores word overlap
-        yield t
+        yield memory
+
+
+@pytest.fixture
+def tool(verdicts_memory):
+    t = verdicts_memory.for_run(Identity(tenant="acme", user="ana", agent="helper", admin=True))
+    t.configure(conflict_threshold=0.45)  # the hashing test embedder scores word overlap
+    return t
 
 
 def test_refines_retires_the_peer_and_restore_undoes_it(tool, clock):
@@ -167,9 +174,9 @@ def test_merge_writes_no_new_row_and_reinforces_the_peer(tool):
     assert tool.get("k6") is None and tool.get("k5").reinforcement_count == 1
 
 
-def test_a_close_pinned_peer_refuses_the_write_and_names_no_row(tool, home):
+def test_a_close_pinned_peer_refuses_the_write_and_names_no_row(verdicts_memory, tool, home):
     tool.set("k5", "User prefers dark mode", pin=True)
-    memory = tool._memory
+    memory = verdicts_memory
     before = store_snapshot(memory)
     with pytest.raises(PinnedConflict) as refused:
         tool.set("k7", "User prefers light mode")
@@ -184,9 +191,9 @@ def test_peers_are_compared_by_their_values_not_their_keys(tool, clock):
     assert result.verdict == "refines" and result.details["peers"][0]["key"] == "ui_theme"
 
 
-def test_peers_load_from_the_store_in_a_new_process(tool, home, clock):
+def test_peers_load_from_the_store_in_a_new_process(verdicts_memory, tool, home, clock):
     tool.set("k1", "User prefers dark mode")
-    tool._memory.close()
+    verdicts_memory.close()
     with Memory.open(home, clock=clock, embedder="hashing") as memory:  # no peer vectors in memory yet
         again = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
         clock.advance(timedelta(days=1))

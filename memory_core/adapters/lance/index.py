@@ -297,9 +297,14 @@ class LanceIndex:
                 row.update((n, full[n]) for n in rest if n not in row)
             return
         rest = list(dict.fromkeys([*rest, "status", *SPAN_COLUMNS]))  # what the last check reads, as it is now
+        # Only row ids of fragments this version still has: one of a fragment compacted away
+        # since can make Lance panic (a BaseException, not an error) instead of raising. Those
+        # rows are looked up by fact id below.
+        fragments = {f.fragment_id for f in snapshot.dataset.get_fragments()}
+        takeable = [r["_rowid"] for r in pending if r["_rowid"] >> 32 in fragments]
         try:  # read from the files, not memory: a row deleted since is left out, not answered
-            taken = snapshot.take([r["_rowid"] for r in pending], ["fact_id", *rest], resident=False)
-        except (OSError, ValueError):  # a row id of a compacted fragment
+            taken = snapshot.take(takeable, ["fact_id", *rest], resident=False) if takeable else []
+        except (OSError, ValueError):  # a row id past the end of a rewritten fragment
             taken = []
         # By fact id, not by place: a row deleted since is left out of the take, and the rows after
         # it would no longer line up with the rows asked for.

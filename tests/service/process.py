@@ -1,0 +1,62 @@
+"""A memory service as a real child process (``memory_core.service.serve``), for tests that kill it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+SERVE = (
+    "import sys; from memory_core.service import ServiceSettings, serve; "
+    "serve(sys.argv[1], port=0, embedder='hashing', access_log=False, "
+    "settings=ServiceSettings(drain_timeout_s=float(sys.argv[2])))"
+)
+
+
+class ServiceProcess:
+    def __init__(self, home: Path, drain_timeout_s: float = 30.0) -> None:
+        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", SERVE, str(home), str(drain_timeout_s)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the service did not start: {self.proc.stderr.read()[-2000:]}")
+        announced = json.loads(line)
+        self.url, self.pid = announced["url"], announced["pid"]
+
+    def signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout: float = 30.0) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream:
+                stream.close()
+
+
+@contextmanager
+def service(home: Path, drain_timeout_s: float = 30.0) -> Iterator[ServiceProcess]:
+    running = ServiceProcess(home, drain_timeout_s)
+    try:
+        yield running
+    finally:
+        running.stop()
