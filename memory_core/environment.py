@@ -55,3 +55,16 @@ def lance_compute_threads(environ: MutableMapping[str, str] | None = None) -> No
     env = os.environ if environ is None else environ
     if not env.get(LANCE_THREADS_ENV, "").strip():  # blank would make Lance panic
         env[LANCE_THREADS_ENV] = str(max(1, os.cpu_count() or 1))
+
+
+URL_ENV = "MEMCORE_URL"
+KEY_ENV = "MEMCORE_KEY"
+
+
+def resolve_service(
+    url: str | None = None, key: str | None = None, environ: Mapping[str, str] | None = None
+) -> tuple[str | None, str | None]:
+    """The memory service to call and the API key to call it with: ``--url`` / ``--key`` win,
+    then ``MEMCORE_URL`` / ``MEMCORE_KEY``. ``(None, ...)``: no service, open the home itself."""
+    env = os.environ if environ is None else environ
+    return (url or env.get(URL_ENV, "").strip() or None), (key or env.get(KEY_ENV, "").strip() or None)

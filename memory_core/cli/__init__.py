@@ -5,6 +5,9 @@ takes ``--json`` and then prints exactly one JSON document on stdout. An error p
 ``{"error": {"code", "status", "message"}}``, exits non-zero, and changes nothing. A failure the
 library did not foresee is the same document with code ``INTERNAL`` (status 500); its traceback
 goes to stderr only with ``--debug`` (or ``MEMCORE_DEBUG=1``), never to stdout.
+
+With ``--url`` (or ``MEMCORE_URL``) and an API key (``--key`` / ``MEMCORE_KEY``) the verbs run
+through a memory service (``memcore serve``) instead of opening the home (``remote``).
 """
 
 from __future__ import annotations
@@ -21,19 +24,39 @@ import traceback
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, NoReturn, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
 from ..adapters.duckdb import DB_FILE
 from ..api import Memory
-from ..environment import resolve_embedder, resolve_home
+from ..environment import resolve_home
 from ..errors import IdentityIncomplete, InternalError, MemcoreError
 from ..identity import Identity
-from . import verbs_documents, verbs_eval, verbs_extract, verbs_facts, verbs_home, verbs_tenant, verbs_write
-from .registry import EXIT_ERROR, EXIT_USAGE, VERBS, Call, Output, UsageError, Verb
+from . import (
+    verbs_documents,
+    verbs_eval,
+    verbs_extract,
+    verbs_facts,
+    verbs_home,
+    verbs_service,
+    verbs_tenant,
+    verbs_write,
+)
+from .io import embedder_of
+from .registry import ALREADY_ANSWERED, EXIT_ERROR, EXIT_USAGE, VERBS, Call, Output, UsageError, Verb
+from .remote import run_remote, service_of
 from .verbs_eval import DataNotFound
 
 # The verb modules register their verbs when imported.
-VERB_MODULES = (verbs_facts, verbs_write, verbs_documents, verbs_tenant, verbs_extract, verbs_home, verbs_eval)
+VERB_MODULES = (
+    verbs_facts,
+    verbs_write,
+    verbs_documents,
+    verbs_tenant,
+    verbs_extract,
+    verbs_home,
+    verbs_service,
+    verbs_eval,
+)
 
 __all__ = ["DataNotFound", "UsageError", "build_parser", "main"]
 
@@ -72,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", help="run identity: run id")
     p.add_argument("--model", help="run identity: model that produced the writes")
     p.add_argument("--admin", action="store_true", help="admin grant (needed for scope global)")
+    p.add_argument(
+        "--url",
+        help="run through the memory service at URL instead of opening the home (default: $MEMCORE_URL, "
+        "unless --home is given); the API key then says who calls: no --tenant/--user/--agent/--admin",
+    )
+    p.add_argument("--key", dest="api_key", help="the service's API key (default: $MEMCORE_KEY)")
     p.add_argument(
         "--embedder",
         help="static | minilm | hashing | openai | none (default: $MEMCORE_EMBEDDER, else static); none keeps no index",
@@ -117,29 +146,23 @@ def _no_trace_if_refused(home: Path, writes: bool) -> Iterator[None]:
         raise
 
 
-def _run(args: argparse.Namespace) -> Output:
+def _run(args: argparse.Namespace, emit: Callable[[Any], None]) -> Output:
     """Run one verb; return (JSON document, human text, exit code)."""
     verb = VERBS[args.op]
+    if verb.opens_home:
+        url, key = service_of(args)
+        if url:
+            return run_remote(verb, args, url, key, emit)
     home = resolve_home(args.home)
     if not verb.opens_home:
-        return verb.run(Call(args, home))
-    with _no_trace_if_refused(home, verb.writes):
+        return verb.run(Call(args, home, emit=emit))
+    writes = verb.creates(args)
+    with _no_trace_if_refused(home, writes):
         identity = _identity(args) if verb.identity else None  # refused before the home is touched
-        embedder = resolve_embedder(args.embedder)
-        options = {
-            k: v
-            for k, v in (
-                ("base_url", args.embedder_base_url),
-                ("model", args.embedder_model),
-                ("dim", args.embedder_dim),
-            )
-            if v
-        }
-        with Memory.open(
-            home, create=verb.writes, embedder=None if embedder == "none" else embedder, **options
-        ) as memory:
+        embedder, options = embedder_of(args)
+        with Memory.open(home, create=writes, embedder=embedder, **options) as memory:
             tool = memory.for_run(identity, origin="memcore.cli") if identity else None
-            return verb.run(Call(args, home, memory, tool))
+            return verb.run(Call(args, home, memory, tool, emit=emit))
 
 
 def _printable(text: str) -> str:
@@ -205,9 +228,16 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     argv = list(sys.argv[1:] if argv is None else argv)
     want_json = "--json" in argv
     debug = "--debug" in argv or os.environ.get("MEMCORE_DEBUG", "") not in ("", "0")
+
+    def emit(doc: Any) -> None:  # a document printed while the verb runs (serve's announcement)
+        out(_dump(doc))
+        sys.stdout.flush()
+
     try:
         args = build_parser().parse_args(argv)
-        doc, text, code = _run(args)
+        doc, text, code = _run(args, emit)
+        if doc is ALREADY_ANSWERED:
+            return code
         answer = _dump(doc) if want_json else _printable(text)
     except MemcoreError as exc:
         return _refused(exc, want_json, out)

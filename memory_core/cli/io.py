@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..environment import resolve_embedder
 from ..errors import InvalidInput, NotUtf8, ValueTooDeep
 from ..model import FactVersion, WriteResult
 from ..temporal import iso
@@ -44,6 +45,22 @@ SET_OPTION_ARGS = (
         "{subject, relation, object, valid_at, invalid_at}; repeat for more (at most 8)",
     ),
 )
+
+
+def embedder_of(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
+    """The embedder a home is opened with (``None``: keep no index) and its options, from
+    ``--embedder`` (else ``MEMCORE_EMBEDDER``) and ``--embedder-base-url / -model / -dim``."""
+    embedder = resolve_embedder(args.embedder)
+    options = {
+        k: v
+        for k, v in (
+            ("base_url", args.embedder_base_url),
+            ("model", args.embedder_model),
+            ("dim", args.embedder_dim),
+        )
+        if v
+    }
+    return (None if embedder == "none" else embedder), options
 
 
 def read_file(file: str) -> str:

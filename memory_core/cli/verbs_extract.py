@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from .io import counts_line, json_file
-from .registry import Call, Output, arg, verb
+from .registry import Call, Output, UsageError, arg, verb
 
 _TRANSCRIPT = (
     arg("file", help="a JSON list of {role, content, name?, id?, at?} messages, or - for stdin"),
@@ -88,9 +88,15 @@ def extraction_retry(call: Call) -> Output:
     scope=False,
     identity=False,
     writes=True,
+    remote=True,
 )
 def work_queue(call: Call) -> Output:
-    counts = call.memory.run_extraction_queue(worker=call.args.worker, limit=call.args.limit)
+    if call.remote is not None:
+        if call.args.worker:
+            raise UsageError("--worker names a worker of this process; through a service the service's worker runs")
+        counts = call.remote.run_extraction_queue(limit=call.args.limit)
+    else:
+        counts = call.memory.run_extraction_queue(worker=call.args.worker, limit=call.args.limit)
     return counts, counts_line(counts), 0
 
 
@@ -100,8 +106,9 @@ def work_queue(call: Call) -> Output:
     scope=False,
     identity=False,
     writes=True,
+    remote=True,
 )
 def resolve(call: Call) -> Output:
-    report = call.memory.resolve().to_dict()
+    report = (call.remote or call.memory).resolve().to_dict()
     text = " ".join(f"{k}={v}" for k, v in report.items() if not isinstance(v, dict))
     return report, text + " actions=" + json.dumps(report["actions"]), 0

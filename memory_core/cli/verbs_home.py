@@ -1,4 +1,5 @@
-"""The home's own verbs: audit verify, the retrieval index, and SQL memory (sql-exec, sql-query)."""
+"""The home's own verbs: audit verify, the retrieval index, and SQL memory (sql-exec, sql-query).
+Through a memory service (``--url``, an admin key) audit and index run on the service's home."""
 
 from __future__ import annotations
 
@@ -6,11 +7,19 @@ from .io import counts_line, json_option
 from .registry import EXIT_ERROR, Call, Output, arg, verb
 
 
-@verb("audit", "check the hash-chained audit log", arg("action", choices=["verify"]), scope=False, identity=False)
+@verb(
+    "audit",
+    "check the hash-chained audit log",
+    arg("action", choices=["verify"]),
+    scope=False,
+    identity=False,
+    remote=True,
+)
 def audit(call: Call) -> Output:
-    report = call.memory.verify_audit()
+    report = (call.remote or call.memory).verify_audit()
     text = f"audit chain ok ({report.rows} rows)" if report.ok else f"audit chain BROKEN: {report.problem}"
-    return {"audit": report.to_dict(), "home": str(call.home)}, text, 0 if report.ok else EXIT_ERROR
+    where = {"url": call.remote.url} if call.remote else {"home": str(call.home)}
+    return {"audit": report.to_dict(), **where}, text, 0 if report.ok else EXIT_ERROR
 
 
 @verb(
@@ -19,9 +28,21 @@ def audit(call: Call) -> Output:
     arg("action", choices=["status", "optimize", "repair", "rebuild"]),
     scope=False,
     identity=False,
+    remote=True,
 )
 def index(call: Call) -> Output:
-    memory, action = call.memory, call.args.action
+    action, remote = call.args.action, call.remote
+    if remote is not None:
+        if action == "rebuild":
+            doc = {"action": action, "rows": remote.reindex()}
+        elif action == "repair":
+            doc = {"action": action, "repaired": remote.repair_projections()}
+        elif action == "optimize":
+            doc = {"action": action, **remote.optimize_index()}
+        else:  # the service adds its queued index writes: not part of what a home answers here
+            doc = {"action": action, **{k: v for k, v in remote.index_status().items() if k != "queued"}}
+        return doc, counts_line(doc), 0
+    memory = call.memory
     projector = memory.projector
     if action == "rebuild":
         doc = {"action": action, "rows": memory.reindex()}

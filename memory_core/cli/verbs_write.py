@@ -123,7 +123,8 @@ def rollback(call: Call) -> Output:
     scope=False,
     identity=False,
     writes=True,
+    remote=True,
 )
 def sweep_expired(call: Call) -> Output:
-    counts = call.memory.sweep_expired()
+    counts = (call.remote or call.memory).sweep_expired()
     return counts, counts_line(counts), 0

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_core import FixedClock, Identity, Memory
-from memory_core.cli import main
-from memory_core.cli.registry import VERBS, Call, Verb
+from memory_core.cli import VERBS, Call, Verb, main
+from tests.cli.fuzz_service import SERVICE_VALUES, serve_returns  # noqa: F401 (an autouse fixture)
 from tests.conftest import T0, store_snapshot
 from tests.fuzz_values import BAD_TEXT, NEAR_TEXT
 
@@ -163,7 +163,7 @@ VALUES: dict[str, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "data": (st.just("/nonexistent/corpus"), CLI_NEAR),
     "runs": (st.just("bm25_only"), CLI_NEAR),
     "eval_embedder": (st.just("hashing"), CLI_NEAR),
-}
+} | SERVICE_VALUES  # serve, keys, mcp
 SWITCHES = ("pin", "proposed", "dry_run", "string", "apply", "admin")
 
 

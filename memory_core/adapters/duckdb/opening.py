@@ -57,8 +57,9 @@ def open_refusal(db_path: Path, exc: BaseException, *, connected: bool = False) 
         holder = f"another process (PID {pid})" if pid is not None else "another process"
         return HomeBusy(
             f"memory home {home} is held by {holder}: a home admits one process while it writes. Close "
-            "that process and try again; to share a home, send requests to the one process that serves "
-            "it (the memory service) instead of opening it twice",
+            "that process and try again; to share a home, serve it from one process (memcore serve) and "
+            "send requests there instead of opening it twice: memcore --url URL --key KEY ... "
+            "(RemoteMemory(url, key) in Python)",
             home=home,
             holder_pid=pid,
         )
