@@ -2,6 +2,8 @@
 
 import dagster as dg
 
+from memory_core.environment import resolve_service
+
 from .documents import guide_documents
 from .evals import coref_mcnemar, extraction_observation_recall, locomo_recall, resolver_calibration
 from .extraction import extraction_queue_drain
@@ -60,5 +62,11 @@ defs = dg.Definitions(
     jobs=list(JOBS),
     schedules=list(SCHEDULES),
     sensors=[extraction_queue_sensor, tenant_partitions_sensor],
-    resources={"memory_home": MemoryHomeResource(), "embedder": EmbedderResource(), "llm": LLMResource()},
+    resources={
+        # With $MEMCORE_URL set (and an admin key in $MEMCORE_KEY) the maintenance assets and the
+        # sensors go through that memory service instead of opening the home.
+        "memory_home": MemoryHomeResource(url=resolve_service()[0] or ""),
+        "embedder": EmbedderResource(),
+        "llm": LLMResource(),
+    },
 )

@@ -1,5 +1,7 @@
 """Maintenance: the expiry sweep, the index's repair and optimize, the conflict resolver's pass;
-each is run by its own job on a schedule (``jobs``, ``schedules``).
+each is run by its own job on a schedule (``jobs``, ``schedules``). Each works on the home opened
+here or, when the resource names a ``url``, through the memory service that owns it: the same
+calls (``resources.HomeOps``), the same metadata.
 
 No `from __future__ import annotations` here: Dagster reads resource types from the annotations.
 """
@@ -18,9 +20,9 @@ from .timeline import STORE_POOL
 def expiry_sweep(
     context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
 ) -> None:
-    with memory_home.open(embedder=embedder) as memory:
-        counts = memory.sweep_expired()
-    context.log.info(f"expiry sweep: {counts}")
+    with memory_home.maintenance(embedder=embedder) as home:
+        counts = home.sweep_expired()
+    context.log.info(f"expiry sweep on {home.where}: {counts}")
     context.add_output_metadata({name: dg.MetadataValue.int(n) for name, n in counts.items()})
 
 
@@ -32,10 +34,11 @@ def expiry_sweep(
 def index_maintenance(
     context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
 ) -> None:
-    with memory_home.open(embedder=embedder) as memory:
-        caught_up = memory.flush()
-        repaired = memory.repair_projections()
-        stats = memory.projector.optimize()
+    with memory_home.maintenance(embedder=embedder) as home:
+        caught_up = home.flush()
+        repaired = home.repair_projections()
+        stats = home.optimize_index()
+    context.log.info(f"index maintenance on {home.where}: {stats}")
     context.add_output_metadata(
         {
             "caught_up": caught_up,
@@ -55,7 +58,8 @@ class ResolverPassConfig(dg.Config):
     group_name="maintenance",
     pool=STORE_POOL,
     description="One conflict-resolver pass: mark new statements, judge the owed ones (offline rule judge), "
-    "retire, flag or clear, each recorded and undoable.",
+    "retire, flag or clear, each recorded and undoable. Through a memory service the service's rule judge "
+    "judges; an LLM judge configured here is then an error.",
 )
 def resolver_pass(
     context: dg.AssetExecutionContext,
@@ -64,12 +68,10 @@ def resolver_pass(
     embedder: EmbedderResource,
     llm: LLMResource,
 ) -> None:
-    from memory_core.resolver.actions import ResolverSettings
-
-    with memory_home.open(embedder=embedder) as memory:
-        report = memory.resolve(llm.judge(), settings=ResolverSettings(floor=config.floor, batch=config.batch))
-        marks = memory.store.ledger.mark_counts()
-    context.log.info(f"resolver pass: {report.to_dict()}")
+    with memory_home.maintenance(embedder=embedder) as home:
+        report = home.resolve(llm, floor=config.floor, batch=config.batch)
+        marks = home.mark_counts()
+    context.log.info(f"resolver pass on {home.where}: {report.to_dict()}")
     context.add_output_metadata(
         {
             "judged": report.judged,
@@ -92,7 +94,7 @@ def resolver_pass(
 def projection_repair(
     context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource
 ) -> None:
-    with memory_home.open(embedder=embedder) as memory:
-        waiting = len(memory.store.projections.pending_projection_failures())
-        repaired = memory.repair_projections()
+    with memory_home.maintenance(embedder=embedder) as home:
+        waiting = home.pending_repairs()
+        repaired = home.repair_projections()
     context.add_output_metadata({"waiting": waiting, "repaired": repaired})

@@ -1,15 +1,25 @@
-"""Dagster resources: thin handles on the memory home (and, as they land, embedder and LLM)."""
+"""Dagster resources: thin handles on the memory home, the embedder and the LLM.
 
+The home is reached one of two ways: opened here (the embedded default: DuckDB admits one
+process, so store-writing jobs run in process), or through a memory service that owns it
+(``url``; its admin API key read from the environment variable ``key_env``). The maintenance
+assets and the sensors work through one small handle (``HomeOps``) that does the same in both.
+"""
+
+import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 import dagster as dg
 
 from memory_core import Memory
 from memory_core.adapters.embedders import make_embedder
+from memory_core.client import RemoteMemory
 from memory_core.environment import resolve_home
+from memory_core.errors import MemcoreError
 from memory_core.ports import Embedder
+from memory_core.resolver.actions import PassReport, ResolverSettings
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -26,9 +36,16 @@ class EmbedderResource(dg.ConfigurableResource):
 
 
 class MemoryHomeResource(dg.ConfigurableResource):
-    """The memory home the pipeline reads and writes. Empty ``home``: $MEMCORE_HOME, else ./.memory."""
+    """The memory home the pipeline reads and writes. Empty ``home``: $MEMCORE_HOME, else ./.memory.
+
+    ``url``: a memory service that owns the home (``memcore serve``); the maintenance assets and
+    the sensors then work through it with the admin API key in the environment variable
+    ``key_env`` (never in config), with the service's own embedder and offline rule judge.
+    """
 
     home: str = ""
+    url: str = ""
+    key_env: str = "MEMCORE_KEY"
 
     @property
     def path(self) -> Path:
@@ -36,20 +53,52 @@ class MemoryHomeResource(dg.ConfigurableResource):
 
     @contextmanager
     def open(self, *, read_only: bool = False, embedder: EmbedderResource | None = None) -> Iterator[Memory]:
-        """The home, its index built and queried with ``embedder``'s model (none: no index)."""
+        """The home, its index built and queried with ``embedder``'s model (none: no index). While a
+        memory service holds the home this is ``HomeBusy``: the assets that go through ``url``
+        use ``maintenance`` instead."""
         # Open for the work at hand only: DuckDB allows one writer process per file.
         built = embedder.build(self.path) if embedder is not None else None
         with Memory.open(self.path, create=not read_only, read_only=read_only, embedder=built) as memory:
             yield memory
 
-    def peek(self, read: Callable[[Memory], Any]) -> Any:
-        """For sensors: ``read(memory)`` on the home opened read-only, or a SkipReason when there
-        is no home yet or a writer holds it (the sensor looks again next tick)."""
+    def remote(self) -> RemoteMemory:
+        """The memory service at ``url``, reached with the admin key in ``$key_env``."""
+        key = os.environ.get(self.key_env, "").strip()
+        if not key:
+            raise dg.Failure(
+                description=f"the memory service at {self.url} needs an admin API key in ${self.key_env} "
+                "(create one on the home with keys.create(..., admin=True)); it is never read from config"
+            )
+        return RemoteMemory(self.url, key)
+
+    @contextmanager
+    def maintenance(self, *, read_only: bool = False, embedder: EmbedderResource | None = None) -> Iterator["HomeOps"]:
+        """The home's maintenance and the reads sensors need: through the service at ``url`` when
+        one is set (``embedder`` is then the service's own), else on the home opened here."""
+        if self.url:
+            with self.remote() as remote:
+                yield ServedHome(remote)
+        else:
+            with self.open(read_only=read_only, embedder=embedder) as memory:
+                yield LocalHome(memory)
+
+    def peek(self, read: Callable[["HomeOps"], Any]) -> Any:
+        """For sensors: ``read(home)`` on the home opened read-only, or asked of the service at
+        ``url``; a SkipReason when there is no home yet, a writer holds it, or the service cannot
+        answer (the sensor looks again next tick)."""
+        if self.url:
+            try:
+                with self.maintenance() as home:
+                    return read(home)
+            except dg.Failure as exc:
+                return dg.SkipReason(exc.description or "the memory service needs an admin API key")
+            except MemcoreError as exc:
+                return dg.SkipReason(f"the memory service at {self.url} did not answer ({exc.code}); will look again")
         if not (self.path / "memory.duckdb").exists():
             return dg.SkipReason(f"no memory home at {self.path} yet")
         try:
-            with self.open(read_only=True) as memory:
-                return read(memory)
+            with self.maintenance(read_only=True) as home:
+                return read(home)
         except Exception as exc:  # noqa: BLE001 - any failure to open means: look again next tick
             return dg.SkipReason(f"the memory home is busy ({type(exc).__name__}); will look again")
 
@@ -85,3 +134,107 @@ class LLMResource(dg.ConfigurableResource):
         from memory_core.resolver.judge import RuleJudge
 
         return RuleJudge() if self.offline else LLMJudge(self._chat())
+
+
+class HomeOps(Protocol):
+    """What the maintenance assets and the sensors do to a home: the same calls on a home opened
+    here (``LocalHome``) and through a memory service (``ServedHome``)."""
+
+    where: str
+
+    def sweep_expired(self) -> dict[str, int]: ...
+
+    def flush(self) -> int: ...
+
+    def repair_projections(self) -> int: ...
+
+    def optimize_index(self) -> dict[str, Any]: ...
+
+    def pending_repairs(self) -> int: ...
+
+    def resolve(self, llm: LLMResource, *, floor: float, batch: int) -> PassReport: ...
+
+    def mark_counts(self) -> dict[str, int]: ...
+
+    def queue_state(self) -> tuple[str, dict[str, int]]: ...
+
+    def tenants(self) -> list[str]: ...
+
+
+class LocalHome:
+    """``HomeOps`` on a home this process opened."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.where = f"the memory home {memory.home}"
+
+    def sweep_expired(self) -> dict[str, int]:
+        return self.memory.sweep_expired()
+
+    def flush(self) -> int:
+        return self.memory.flush()
+
+    def repair_projections(self) -> int:
+        return self.memory.repair_projections()
+
+    def optimize_index(self) -> dict[str, Any]:
+        return self.memory.projector.optimize()
+
+    def pending_repairs(self) -> int:
+        return len(self.memory.store.projections.pending_projection_failures())
+
+    def resolve(self, llm: LLMResource, *, floor: float, batch: int) -> PassReport:
+        return self.memory.resolve(llm.judge(), settings=ResolverSettings(floor=floor, batch=batch))
+
+    def mark_counts(self) -> dict[str, int]:
+        return self.memory.store.ledger.mark_counts()
+
+    def queue_state(self) -> tuple[str, dict[str, int]]:
+        queue = self.memory.store.queue
+        return queue.queue_cursor(), queue.queue_backlog()
+
+    def tenants(self) -> list[str]:
+        return self.memory.store.inspection.tenants()
+
+
+class ServedHome:
+    """``HomeOps`` through a memory service's admin routes (an admin key)."""
+
+    def __init__(self, remote: RemoteMemory) -> None:
+        self.remote = remote
+        self.where = f"the memory service at {remote.url}"
+
+    def sweep_expired(self) -> dict[str, int]:
+        return self.remote.sweep_expired()
+
+    def flush(self) -> int:
+        return self.remote.flush()
+
+    def repair_projections(self) -> int:
+        return self.remote.repair_projections()
+
+    def optimize_index(self) -> dict[str, Any]:
+        return self.remote.optimize_index()
+
+    def pending_repairs(self) -> int:
+        return self.remote.pending_projection_failures()
+
+    def resolve(self, llm: LLMResource, *, floor: float, batch: int) -> PassReport:
+        """A pass with the service's judge, which is the offline rule judge: an LLM judge configured
+        here cannot be sent over HTTP, so asking for one is an error, not a silent substitution."""
+        if not llm.offline:
+            raise dg.Failure(
+                description=f"the resolver pass through {self.where} judges with the service's offline rule "
+                f"judge; the LLM judge configured here ({llm.base_url}) cannot be used over HTTP. Leave "
+                "llm.base_url empty to accept the rule judge, or run the pass where the home is opened"
+            )
+        return self.remote.resolve(floor=floor, batch=batch)
+
+    def mark_counts(self) -> dict[str, int]:
+        return self.remote.resolver_marks()
+
+    def queue_state(self) -> tuple[str, dict[str, int]]:
+        return self.remote.queue_state()
+
+    def tenants(self) -> list[str]:
+        return self.remote.tenants()

@@ -56,7 +56,7 @@ SCHEDULES = (
     description="Launches the queue drain when jobs were queued since the last look (cursor: the newest job).",
 )
 def extraction_queue_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
-    seen = memory_home.peek(lambda memory: (memory.store.queue.queue_cursor(), memory.store.queue.queue_backlog()))
+    seen = memory_home.peek(lambda home: home.queue_state())
     if isinstance(seen, dg.SkipReason):
         return seen
     cursor, backlog = seen
@@ -73,7 +73,7 @@ def extraction_queue_sensor(context: dg.SensorEvaluationContext, memory_home: Me
     description="Registers every tenant of the store as a partition and asks for its report once.",
 )
 def tenant_partitions_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
-    found = memory_home.peek(lambda memory: memory.store.inspection.tenants())
+    found = memory_home.peek(lambda home: home.tenants())
     if isinstance(found, dg.SkipReason):
         return found
     known = set(context.instance.get_dynamic_partitions("tenants"))

@@ -11,26 +11,54 @@ def _():
     import marimo as mo
 
     from evals.figures import timeline as timeline_figure
-    from memory_core import Memory, Namespace, Scope
+    from memory_core import MemcoreError, Memory, Namespace, Scope
     from memory_core import history_view as view
-    from memory_core.environment import resolve_home
+    from memory_core.client import RemoteMemory
+    from memory_core.environment import resolve_home, resolve_service
 
-    return Memory, Namespace, Scope, mo, os, resolve_home, timeline_figure, view
+    return (
+        Memory,
+        MemcoreError,
+        Namespace,
+        RemoteMemory,
+        Scope,
+        mo,
+        os,
+        resolve_home,
+        resolve_service,
+        timeline_figure,
+        view,
+    )
 
 
 @app.cell
-def _(Memory, mo, os, resolve_home):
-    # The home comes from `-- --home PATH`, else $MEMCORE_HOME, else ./.memory. Read-only: a
-    # pipeline writing the home at the same time makes this open fail; run it again after.
-    home = resolve_home(mo.cli_args().get("home") or os.environ.get("MEMCORE_HOME"))
-    mo.stop(
-        not (home / "memory.duckdb").exists(),
-        mo.md(f"**No memory home at `{home}`.** Pass `-- --home PATH` or set `MEMCORE_HOME`."),
-    )
-    memory = Memory.open(home, read_only=True, create=False)
-    catalog = memory.store.inspection.catalog()
-    mo.md(f"# Fact timeline\n\nMemory home `{home}`: {len(catalog)} keys.")
-    return catalog, memory
+def _(Memory, MemcoreError, RemoteMemory, mo, os, resolve_home, resolve_service):
+    # Through a memory service: `-- --url URL --key KEY` (or $MEMCORE_URL, $MEMCORE_KEY; an admin
+    # key), read while agents write. Else the home: `-- --home PATH`, else $MEMCORE_HOME, else
+    # ./.memory, opened read-only (a pipeline writing the home at the same time makes that fail).
+    _args = mo.cli_args()
+    url, _key = resolve_service(_args.get("url"), _args.get("key"))
+    url = None if _args.get("home") and not _args.get("url") else url  # --home beats $MEMCORE_URL
+    if url:
+        mo.stop(not _key, mo.md(f"**The memory service at `{url}` needs an admin key:** `--key` or `MEMCORE_KEY`."))
+        source = RemoteMemory(url, _key)
+        try:
+            catalog = source.catalog()
+        except MemcoreError as _refused:
+            mo.stop(True, mo.md(f"**The memory service at `{url}` refused:** `{_refused.code}` {_refused}"))
+        history_of, judged_in, where = source.history, source.resolver_records, f"Memory service `{url}`"
+    else:
+        home = resolve_home(_args.get("home") or os.environ.get("MEMCORE_HOME"))
+        mo.stop(
+            not (home / "memory.duckdb").exists(),
+            mo.md(f"**No memory home at `{home}`.** Pass `-- --home PATH` (or `-- --url URL`) or set `MEMCORE_HOME`."),
+        )
+        source = Memory.open(home, read_only=True, create=False)
+        catalog = source.store.inspection.catalog()
+        history_of, judged_in = source.store.versions.history, source.store.ledger.resolver_records
+        where = f"Memory home `{home}`"
+    mo.md(f"# Fact timeline\n\n{where}: {len(catalog)} keys.")
+    return catalog, history_of, judged_in
 
 
 @app.cell
@@ -50,10 +78,10 @@ def _(catalog, mo, owner):
 
 
 @app.cell
-def _(Namespace, Scope, key, memory, mo, owner, view):
+def _(Namespace, Scope, history_of, key, mo, owner, view):
     mo.stop(owner.value is None or key.value is None, mo.md("Nothing to show: the home holds no keys."))
     tenant, scope, owner_id = owner.value.split(" / ")
-    history = memory.store.versions.history(Namespace(tenant, Scope(scope), owner_id), key.value)
+    history = history_of(Namespace(tenant, Scope(scope), owner_id), key.value)
     valid_edges, written = view.instants(history)
     as_of = mo.ui.slider(
         0, max(len(valid_edges) - 1, 0), value=max(len(valid_edges) - 1, 0), label="as_of (what was true then)"
@@ -113,10 +141,10 @@ def _(history, mo):
 
 
 @app.cell
-def _(Namespace, Scope, history, memory, mo, owner, version, view):
+def _(Namespace, Scope, history, judged_in, mo, owner, version, view):
     chosen = next(r for r in history if r.id == version.value)
     _tenant, _scope, _owner_id = owner.value.split(" / ")
-    _judged = memory.store.ledger.resolver_records(Namespace(_tenant, Scope(_scope), _owner_id))
+    _judged = judged_in(Namespace(_tenant, Scope(_scope), _owner_id))
     mo.ui.table(
         [{"field": k, "value": v} for k, v in view.provenance(chosen, _judged)],
         selection=None,

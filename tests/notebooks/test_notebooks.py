@@ -3,12 +3,12 @@ Chromium with no error output, and a screenshot kept (``.screenshots/`` in the r
 
 import subprocess
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from memory_core import Identity, Memory
+from memory_core import Memory
+from tests.review_home import fill_review_home
 from tools.screenshots import export_notebook, find_chromium, localize, rendered_text, screenshot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,18 +27,7 @@ def fixture_home(tmp_path_factory):
     home = tmp_path_factory.mktemp("notebook-home") / "home"
     clock = FixedClock(T0)
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
-        memory.for_run(Identity(tenant="acme", user="ops", admin=True)).configure(
-            policy="manual_review", conflict_threshold=0.99
-        )
-        tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper", session="s1"))
-        tool.set("city", "Berlin", valid_at="2021-01-01T00:00:00Z")
-        clock.advance(timedelta(days=2))
-        tool.set("city", "Paris", valid_at="2023-03-01T00:00:00Z")
-        tool.set("office", "Ana's office is on the third floor of the Lisbon building")
-        clock.advance(timedelta(days=1))
-        tool.set("office-now", "Ana's office is on the fourth floor of the Lisbon building")
-        clock.advance(timedelta(seconds=1))
-        memory.resolve()
+        tool = fill_review_home(memory, clock)
         assert tool.review_queue()
     nowhere = tmp_path_factory.mktemp("no-shared")
     coref_run(None, nowhere, home / "reports" / "coref")
