@@ -1,0 +1,123 @@
+"""The memory service under load: `python -m evals.bench_service [--facts 100000] [--clients 16] [--seconds 60]`.
+
+A home of ``--facts`` facts (``bulk_set``, static embedder by default) spread over 16 users of 4
+tenants is built once and cached by size and embedder (``--home``); each run works on a copy.
+An API key per client identity is made before the service starts. Then, on the copy:
+
+1. in-process baselines, the service not running: the same client loop on ``Memory.open``'s tool,
+   one thread, then ``--clients`` threads, ``--baseline-seconds`` each;
+2. the service as a real subprocess (``serve`` on 127.0.0.1, port 0), reached over HTTP through
+   ``RemoteMemory``: one client for ``--baseline-seconds`` (the per-request overhead unloaded),
+   then ``--clients`` client processes for ``--seconds`` (the load);
+3. the service stopped with SIGTERM, the home opened again and every acknowledged write read back:
+   the key's live value must be the last acknowledged one (a lost write is an acknowledged version
+   row that is not in the key's history at all).
+
+Each client works on its own user's facts with the op mix (``--mix``, default 45% get, 35% set,
+20% recall): a set revises one of the client's facts or adds a new key (half each); a get reads a
+key the client wrote (and checks the value: read-your-writes) or one of its facts; a recall asks
+a question built from the facts' vocabulary. A set value starts with a word no other value has, so
+the peer check never retires another key's fact and every acknowledged value must stay live.
+
+Latencies are per op, as the client sees them (the remote client's encoding and decoding
+included). The service's own per-op time (its ``/metrics`` histograms, arrival to answer) is
+read before and after the load, so the client-side and wire share can be told apart. The machine
+is shared: figures are quoted beside the in-process baseline of the same run.
+
+Targets (PASS/FAIL): the service adds at most 2 ms at p50 to get and set (judged 1 client against
+1 thread, and shown for N clients against N threads); recall p95 through HTTP at most 40 ms; no
+error; no lost write; a clean stop on SIGTERM. Every client runs closed-loop without think time,
+so the N-client figures are the service saturated, not a latency at a given request rate.
+
+``--quick``: 5,000 facts, 4 clients, 10 s (5 s baselines), for a smoke run. ``--out``: the JSON
+result (default ``/tmp/bench_service-<time>.json``). ``checks.get_none`` counts reads of bulk
+facts that the bulk write's own peer check retired (newest wins): not an error.
+Results and what they showed: docs/benchmarks.md, "Memory service (bench_service)".
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+# Only light imports at module level: client processes are spawned and import this module (the
+# main module) and evals.service_load.clients; the package imports the library lazily too.
+from evals.service_load.home import cached_home
+from evals.service_load.loop import DEFAULT_MIX, parse_mix
+from evals.service_load.report import write_report
+from evals.service_load.sequence import Settings, run_sequence
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--facts", type=int, help="facts in the home (default 100,000; --quick 5,000)")
+    parser.add_argument("--clients", type=int, help="concurrent clients (default 16; --quick 4)")
+    parser.add_argument("--seconds", type=float, help="length of the loaded HTTP run (default 60; --quick 10)")
+    parser.add_argument("--baseline-seconds", type=float, help="length of each baseline run (default 15; --quick 5)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 5,000 facts, 4 clients, 10 s")
+    parser.add_argument("--mix", default=DEFAULT_MIX, help=f"op shares (default {DEFAULT_MIX})")
+    parser.add_argument("--embedder", default="static", choices=("static", "hashing"))
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(".memory/models"),
+        help="where the distilled static model is cached (default .memory/models)",
+    )
+    parser.add_argument(
+        "--home",
+        type=Path,
+        help="the built home to reuse (built there when missing or of another size); "
+        "default .memory/bench_service/home-<embedder>-<facts>. Runs work on a copy.",
+    )
+    parser.add_argument("--client-mode", choices=("process", "thread"), default="process")
+    parser.add_argument("--no-thread-baseline", action="store_true", help="skip the in-process run with N threads")
+    parser.add_argument("--no-access-log", action="store_true", help="serve without the access log")
+    parser.add_argument(
+        "--switch-interval",
+        type=float,
+        help="an experiment: sys.setswitchinterval(S) in the service process (Python's default 0.005)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the run's copy of the home")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, help="the JSON result (default /tmp/bench_service-<time>.json)")
+    parser.add_argument("--quiet", action="store_true")
+    args = parser.parse_args(argv)
+
+    quick = args.quick
+    facts = args.facts if args.facts is not None else (5_000 if quick else 100_000)
+    clients = args.clients if args.clients is not None else (4 if quick else 16)
+    settings = Settings(
+        facts=facts,
+        embedder=args.embedder,
+        cache=args.cache,
+        clients=clients,
+        client_mode=args.client_mode,
+        seconds=args.seconds if args.seconds is not None else (10.0 if quick else 60.0),
+        baseline_s=args.baseline_seconds if args.baseline_seconds is not None else (5.0 if quick else 15.0),
+        mix=parse_mix(args.mix),
+        seed=args.seed,
+        thread_baseline=not args.no_thread_baseline,
+        access_log=not args.no_access_log,
+        switch_interval=args.switch_interval,
+        keep=args.keep,
+    )
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out_path = args.out or Path(tempfile.gettempdir()) / f"bench_service-{stamp}.json"
+
+    def log(message: str) -> None:
+        if not args.quiet:
+            print(message, flush=True)
+
+    built = args.home or Path(".memory/bench_service") / f"home-{args.embedder}-{facts}"
+    layout = cached_home(built, facts, args.embedder, args.cache, log)
+    outcome = run_sequence(built, layout["per_user"], settings, log)
+    command = "python -m evals.bench_service " + " ".join(argv if argv is not None else sys.argv[1:])
+    return write_report(outcome, settings, command, out_path, log)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""The benchmark's report: the runs labelled and put in order, the Markdown table of latencies
+(each run beside the in-process run of the same concurrency, as ratios), the targets judged
+PASS/FAIL (the service's overhead at p50, recall p95 through HTTP, no error, no lost write, a
+clean stop), the JSON result written with the commit measured, and the summary logged: the
+table, the service's own time per op, CPU use, verdicts and checks, and the targets."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from evals.service_load.loop import OPS
+from evals.service_load.sequence import Outcome, Settings
+
+TARGET_OVERHEAD_MS = 2.0
+TARGET_RECALL_P95_MS = 40.0
+
+
+def _cell(run: dict | None, op: str, field: str) -> str:
+    if run is None or op not in run["per_op"]:
+        return "-"
+    return f"{run['per_op'][op][field]:.2f}"
+
+
+def table(runs: dict[str, dict | None], labels: dict[str, str], base_for: dict[str, str]) -> str:
+    lines = [
+        "| run | ops/s | get p50 | get p95 | set p50 | set p95 | recall p50 | recall p95 | errors |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, run in runs.items():
+        if run is None:
+            continue
+        base = runs.get(base_for.get(name, ""))
+        ratio = f" ({run['ops_per_s'] / base['ops_per_s']:.2f}×)" if base else ""
+        cells = []
+        for op in OPS:
+            for field in ("p50_ms", "p95_ms"):
+                cell = _cell(run, op, field)
+                if base is not None and op in base["per_op"] and op in run["per_op"] and cell != "-":
+                    cell += f" ({run['per_op'][op][field] / base['per_op'][op][field]:.2f}×)"
+                cells.append(cell)
+        lines.append(
+            f"| {labels[name]} | {run['ops_per_s']:.1f}{ratio} | " + " | ".join(cells) + f" | {run['error_count']} |"
+        )
+    return "\n".join(lines)
+
+
+def tree_state() -> dict[str, Any]:
+    """The commit measured, and whether the library's files differed from it (a digest of the diff)."""
+    import hashlib
+
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    diff = git("diff", "HEAD", "--", "memory_core") + git("ls-files", "--others", "--exclude-standard", "memory_core")
+    return {
+        "commit": git("rev-parse", "HEAD").strip() or None,
+        "memory_core_dirty": bool(diff),
+        "memory_core_diff_sha256": hashlib.sha256(diff.encode()).hexdigest()[:16] if diff else None,
+    }
+
+
+def run_labels(settings: Settings) -> dict[str, str]:
+    """Each run's label in the table and the log, in the order the report shows them."""
+    clients, base_s = settings.clients, settings.baseline_s
+    return {
+        "inproc_1": "in-process, 1 thread",
+        "inproc_n": f"in-process, {clients} threads",
+        "http_1": "HTTP, 1 client",
+        "http_n_window": f"HTTP, {clients} clients, first {base_s:g} s",
+        "http_n": f"HTTP, {clients} clients, {settings.seconds:g} s",
+    }
+
+
+def judge(runs: dict[str, dict], outcome: Outcome, settings: Settings) -> tuple[dict[str, Any], list[str]]:
+    """The targets: each one's value and verdict, and a line per target for the log. The service's
+    overhead is judged unloaded (1 client against 1 thread: what a request costs); under load the
+    latency is queueing on 2 shared cores, shown beside it."""
+    clients, writes, stopped = settings.clients, outcome.writes, outcome.stopped
+    loaded = "http_n_window" if "http_n_window" in runs else "http_n"
+
+    def delta(run: str, base: str, op: str) -> float | None:
+        if run not in runs or base not in runs or op not in runs[run]["per_op"] or op not in runs[base]["per_op"]:
+            return None
+        return runs[run]["per_op"][op]["p50_ms"] - runs[base]["per_op"][op]["p50_ms"]
+
+    verdict_lines: list[str] = []
+    results: dict[str, Any] = {}
+
+    def target(name: str, value: float | None, limit: float, shown: str) -> None:
+        if value is None:  # the mix has no such op
+            results[name] = {"value_ms": None, "pass": None}
+            verdict_lines.append(f"- SKIP {name}: not in the mix")
+            return
+        results[name] = {"value_ms": value, "pass": value <= limit}
+        verdict_lines.append(f"- {'PASS' if value <= limit else 'FAIL'} {name}: {shown.format(value)}")
+
+    for op in ("get", "set"):
+        limit = TARGET_OVERHEAD_MS
+        target(
+            f"{op}: service adds <= {limit:g} ms at p50 (1 client vs 1 thread)",
+            delta("http_1", "inproc_1", op),
+            limit,
+            "{:+.2f} ms",
+        )
+        if "inproc_n" in runs:
+            target(
+                f"{op}: service adds <= {limit:g} ms at p50 ({clients} clients vs {clients} threads, "
+                f"first {runs[loaded]['wall_s']:.0f} s each)",
+                delta(loaded, "inproc_n", op),
+                limit,
+                "{:+.2f} ms",
+            )
+    for run, who in (("http_n", f"{clients} clients"), ("http_1", "1 client")):
+        target(
+            f"recall p95 through HTTP <= {TARGET_RECALL_P95_MS:g} ms ({who}, {settings.facts:,} facts)",
+            runs[run]["per_op"].get("recall", {}).get("p95_ms"),
+            TARGET_RECALL_P95_MS,
+            "{:.2f} ms",
+        )
+    errors_total = sum(r["error_count"] for r in outcome.chronological)
+    results["zero errors"] = {"value": errors_total, "pass": errors_total == 0}
+    all_errors: Counter[str] = Counter()
+    for r in outcome.chronological:
+        all_errors.update(r["errors"])
+    verdict_lines.append(
+        f"- {'PASS' if errors_total == 0 else 'FAIL'} zero errors: {errors_total} {dict(all_errors) or ''}"
+    )
+    results["zero lost writes"] = {"value": writes["lost"], "pass": writes["lost"] == 0 and writes["not_live"] == 0}
+    verdict_lines.append(
+        f"- {'PASS' if results['zero lost writes']['pass'] else 'FAIL'} zero lost writes: {writes['lost']} lost, "
+        f"{writes['not_live']} not live, of {writes['checked']:,} acknowledged keys read back"
+    )
+    results["service stopped cleanly"] = {"value": stopped["returncode"], "pass": stopped["clean"]}
+    return results, verdict_lines
+
+
+def server_lines(runs: dict[str, dict], labels: dict[str, str]) -> list[str]:
+    """Per HTTP run: the service's own mean time per op beside the mean the clients saw."""
+    lines = []
+    for name in ("http_1", "http_n"):
+        if name in runs and runs[name].get("server_ms"):
+            srv = runs[name]["server_ms"]
+            parts = []
+            for op in OPS:
+                if op in srv and op in runs[name]["per_op"]:
+                    parts.append(f"{op} {srv[op]:.2f} ms of {runs[name]['per_op'][op]['mean_ms']:.2f} ms")
+            lines.append(f"- {labels[name]}: service time / client-seen mean: " + ", ".join(parts))
+    return lines
+
+
+def write_report(outcome: Outcome, settings: Settings, command: str, out_path: Path, log) -> dict[str, Any]:
+    """The JSON result written to ``out_path`` and the summary logged; returns the result."""
+    clients, seconds, base_s, mix = settings.clients, settings.seconds, settings.baseline_s, settings.mix
+    stopped, startup_s = outcome.stopped, outcome.startup_s
+    labels = run_labels(settings)
+    runs = {name: outcome.runs[name] for name in labels if name in outcome.runs}
+    base_for = {
+        "http_1": "inproc_1",
+        "http_n_window": "inproc_n",
+        "http_n": "inproc_n" if "inproc_n" in runs else "inproc_1",
+    }
+    md = table(runs, labels, base_for)
+    results, verdict_lines = judge(runs, outcome, settings)
+    report = {
+        "at": datetime.now(timezone.utc).isoformat(),
+        "tree": tree_state(),
+        "command": command,
+        "facts": settings.facts,
+        "embedder": settings.embedder,
+        "clients": clients,
+        "client_mode": settings.client_mode,
+        "seconds": seconds,
+        "baseline_seconds": base_s,
+        "mix": mix,
+        "access_log": settings.access_log,
+        "switch_interval": settings.switch_interval,
+        "cpus": os.cpu_count(),
+        "service_startup_s": startup_s,
+        "service_stop": stopped,
+        "runs": {k: {f: v for f, v in r.items() if f != "acked" and not f.startswith("_")} for k, r in runs.items()},
+        "writes": outcome.writes,
+        "targets": results,
+        "table_md": md,
+    }
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(report, indent=2, default=str))
+    log("")
+    log(
+        f"memory service under load: {settings.facts:,} facts ({settings.embedder}), {clients} clients "
+        f"({settings.client_mode}es), {seconds:g} s loaded, baselines {base_s:g} s; mix "
+        + ", ".join(f"{op} {share:.0%}" for op, share in mix.items())
+        + f"; {os.cpu_count()} CPUs"
+    )
+    log("latencies in ms as the client sees them; (×) = ratio to the in-process run of the same concurrency")
+    log("")
+    log(md)
+    log("")
+    for line in server_lines(runs, labels):
+        log(line)
+    for name, run in runs.items():
+        wall = run["wall_s"]
+        if "process_cpu_s" in run:
+            cpu = run["process_cpu_s"]
+            log(f"- {labels[name]}: CPU {cpu:.1f} s in {wall:.0f} s ({cpu / wall:.2f} cores)")
+        elif "server_cpu_s" in run:
+            used = run["server_cpu_s"] + run.get("clients_cpu_s", 0.0)
+            log(
+                f"- {labels[name]}: CPU service {run['server_cpu_s']:.1f} s + clients "
+                f"{run.get('clients_cpu_s', 0.0):.1f} s in {wall:.0f} s ({used / wall:.2f} cores; "
+                f"the clients' share {run.get('clients_cpu_s', 0.0) / used:.0%})"
+            )
+    for name in runs:
+        if name != "http_n_window":
+            log(f"- {labels[name]}: verdicts {runs[name]['verdicts']}, checks {runs[name]['checks']}")
+    log("")
+    for line in verdict_lines:
+        log(line)
+    log(
+        f"- {'PASS' if stopped['clean'] else 'FAIL'} service stopped cleanly on SIGTERM (exit code "
+        f"{stopped['returncode']}, no traceback) in {stopped['stop_s']:.1f} s; startup {startup_s:.1f} s"
+    )
+    log(f"result: {out_path}")
+    return report

@@ -1,0 +1,39 @@
+"""The service benchmark's quick mode runs end to end: a real service subprocess on 127.0.0.1,
+client processes over HTTP, SIGTERM, and every acknowledged write read back. Only correctness is
+asserted here (no error, no lost write); the latency targets are the benchmark's to report."""
+
+import json
+
+from evals.bench_service import main
+
+
+def test_quick_run_has_no_errors_and_loses_no_write(tmp_path):
+    out = tmp_path / "result.json"
+    report = main(
+        [
+            "--quick",
+            "--facts",
+            "500",
+            "--clients",
+            "2",
+            "--seconds",
+            "3",
+            "--baseline-seconds",
+            "1",
+            "--embedder",
+            "hashing",
+            "--home",
+            str(tmp_path / "built"),
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
+    assert report["targets"]["zero errors"]["pass"], report["runs"]
+    assert report["targets"]["zero lost writes"]["pass"], report["writes"]
+    assert report["writes"]["checked"] > 0
+    assert report["service_stop"]["clean"], report["service_stop"]
+    for run in ("inproc_1", "http_1", "http_n"):
+        assert report["runs"][run]["ops"] > 0
+    assert report["runs"]["http_n"]["clients"] == 2
+    assert json.loads(out.read_text())["facts"] == 500
