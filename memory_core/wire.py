@@ -43,10 +43,7 @@ def encode(value: Any, hint: Any = Any) -> Any:
     if isinstance(value, dt.datetime) and _names(hint, dt.datetime):
         return value.isoformat()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        hints = _hints(type(value))
-        return {
-            f.name: encode(getattr(value, f.name), hints.get(f.name, Any)) for f in dataclasses.fields(value) if f.init
-        }
+        return {name: encode(getattr(value, name), hint) for name, hint in _fields(type(value))}
     if isinstance(value, Mapping):
         value_hint = _item_hint(hint, 1)
         body = {_key(k): encode(v, value_hint) for k, v in value.items()}
@@ -58,12 +55,14 @@ def encode(value: Any, hint: Any = Any) -> Any:
     return _tagged(value)
 
 
+@functools.cache
 def _names(hint: Any, cls: type) -> bool:
     if hint is cls:
         return True
     return typing.get_origin(hint) in (typing.Union, types.UnionType) and cls in typing.get_args(hint)
 
 
+@functools.cache
 def _item_hint(hint: Any, position: int) -> Any:
     """The declared type of a container's items (0) or a mapping's values (1)."""
     args = [a for a in typing.get_args(hint) if a is not Ellipsis]
@@ -136,13 +135,13 @@ def decode(annotation: Any, data: Any) -> Any:
         return decode_any(data)
     if annotation is None or annotation is type(None):
         return None
-    origin = typing.get_origin(annotation)
+    origin, args = _shape(annotation)
     if origin in (typing.Union, types.UnionType):
-        return _decode_union(typing.get_args(annotation), data)
+        return _decode_union(args, data)
     if origin is typing.Literal:
         return data
     if origin is not None:
-        return _decode_generic(origin, typing.get_args(annotation), data)
+        return _decode_generic(origin, args, data)
     if isinstance(annotation, type):
         return _decode_class(annotation, data)
     return decode_any(data)  # a string annotation that did not resolve, a TypeVar, ...
@@ -191,13 +190,7 @@ def _decode_class(cls: type, data: Any) -> Any:
     if data is None:
         return None
     if dataclasses.is_dataclass(cls):
-        hints = _hints(cls)
-        given = {
-            f.name: decode(hints.get(f.name, Any), data[f.name])
-            for f in dataclasses.fields(cls)
-            if f.init and f.name in data
-        }
-        return cls(**given)
+        return cls(**{name: decode(hint, data[name]) for name, hint in _fields(cls) if name in data})
     if issubclass(cls, enum.Enum):
         return cls(data)
     if cls is dt.datetime:
@@ -211,6 +204,19 @@ def _decode_class(cls: type, data: Any) -> Any:
     if cls in (dict, list, tuple, set, frozenset):
         return _decode_generic(cls, (), data)
     return decode_any(data)
+
+
+@functools.cache
+def _shape(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
+    """(origin, args) of an annotation, once per annotation: every field of every answer asks."""
+    return typing.get_origin(annotation), typing.get_args(annotation)
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, Any], ...]:
+    """A dataclass's constructor fields with their resolved types, once per class."""
+    hints = _hints(cls)
+    return tuple((f.name, hints.get(f.name, Any)) for f in dataclasses.fields(cls) if f.init)
 
 
 @functools.cache
