@@ -55,7 +55,7 @@ def measured(state: ServiceState, op: str, handler: Handler) -> Callable[[Reques
         key: ApiKey | None = None
         status = 500
         try:
-            key = state.authenticate(request)
+            key = await state.authenticate_async(request)
             response = await handler(request, key)
         except MemcoreError as exc:
             response = error_response(exc)
@@ -95,10 +95,40 @@ def tool_handler(state: ServiceState, op: Op) -> Handler:
     return handle
 
 
+KEY_SCOPE = "memcore.key"
+
+
+class _MeasuredAsgi:
+    """An ASGI app (the MCP transport answers itself) counted, timed and logged as ``op``, as
+    every ``/v1`` route is. A class, not a function: Starlette would take a function for a
+    request-to-response endpoint."""
+
+    def __init__(self, state: ServiceState, op: str, app: Any) -> None:
+        self.state, self.op, self.app = state, op, app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        started, status = time.perf_counter(), 500
+        self.state.metrics.started()
+
+        async def sending(message: Any) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            seconds = time.perf_counter() - started
+            self.state.metrics.finished(self.op, status, seconds)
+            self.state.log_access(Request(scope), self.op, status, seconds, scope.get(KEY_SCOPE))
+
+
 def _mcp_tool_source(state: ServiceState, request: Request) -> Callable[[], Any]:
     """An MCP request's tool: its key checked (a missing or bad one refuses the request), its
     identity the key's, as for ``/v1``."""
     key = state.authenticate(request)
+    request.scope[KEY_SCOPE] = key  # for the access log (``_MeasuredAsgi``)
     headers = request.headers
     identity = key.identity(
         session=headers.get(SESSION_HEADER), run=headers.get(RUN_HEADER), model=headers.get(MODEL_HEADER)
@@ -197,7 +227,8 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_
             tags=["memory tool"],
         )
     admin.register(app, state, measured)
-    app.add_route("/mcp", mcp, include_in_schema=False)  # an ASGI app: the MCP transport answers itself
+    # An ASGI app: the MCP transport answers itself.
+    app.add_route("/mcp", _MeasuredAsgi(state, "mcp", mcp), include_in_schema=False)
     _describe_ops(app)
     return app
 

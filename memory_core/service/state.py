@@ -57,6 +57,11 @@ def error_response(exc: MemcoreError) -> Response:
     return json_response(error_body(exc), exc.status, headers)
 
 
+def _bearer(request: Request) -> str | None:
+    scheme, _, presented = request.headers.get("authorization", "").partition(" ")
+    return presented.strip() if scheme.lower() == "bearer" else None
+
+
 class ServiceState:
     def __init__(self, memory: Memory, settings: ServiceSettings, *, owns_memory: bool) -> None:
         self.memory = memory
@@ -71,9 +76,17 @@ class ServiceState:
     # -- who is calling ------------------------------------------------------------------------
 
     def authenticate(self, request: Request) -> ApiKey:
-        header = request.headers.get("authorization", "")
-        scheme, _, presented = header.partition(" ")
-        key = self.memory.keys.authenticate(presented.strip() if scheme.lower() == "bearer" else None)
+        key = self.memory.keys.authenticate(_bearer(request))
+        self.limiter.take(key.key_id)
+        return key
+
+    async def authenticate_async(self, request: Request) -> ApiKey:
+        """As ``authenticate``, from the event loop: a key not cached yet is read on a worker
+        thread, since the read may wait behind a write holding the store's lock."""
+        presented = _bearer(request)
+        key = self.memory.keys.cached(presented)
+        if key is None:
+            key = await anyio.to_thread.run_sync(self.memory.keys.authenticate, presented)
         self.limiter.take(key.key_id)
         return key
 

@@ -80,6 +80,14 @@ class AccessService:
             self._cache.pop(key_id, None)
         return store.find(key_id) or key
 
+    def cached(self, presented: str | None) -> ApiKey | None:
+        """As ``authenticate`` for a key looked up before; None for one that is not cached (an
+        event loop asks this first: reading the store may wait behind a write's lock)."""
+        key_id, secret = parse_token(presented)
+        with self._lock:
+            key = self._cache.get(key_id)
+        return None if key is None else check(key, secret, self.session.clock.now())
+
     def authenticate(self, presented: str | None) -> ApiKey:
         """The key a request presents, if it stands; else ``Unauthenticated`` (one answer for a
         missing, malformed, unknown, wrong, revoked or expired key)."""

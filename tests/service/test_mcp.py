@@ -208,6 +208,17 @@ def test_a_request_without_a_valid_key_is_refused_401(served: Served, header: st
     assert response.json()["error"]["code"] == "UNAUTHENTICATED"
 
 
+def test_mcp_requests_are_counted_like_every_other(served: Served) -> None:
+    async def body(client: Client) -> Any:
+        return await client.list_tools()
+
+    session(served, "ana", body)
+    httpx.post(served.mcp_url, json={}, timeout=10)  # no key: refused, and counted as refused
+    metrics = httpx.get(f"{served.server.url}/metrics", timeout=10).text
+    assert 'memcore_requests_total{op="mcp",status="200"}' in metrics
+    assert 'memcore_requests_total{op="mcp",status="401"}' in metrics
+
+
 def test_stdio_serves_a_remote_tool(served: Served, tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,
