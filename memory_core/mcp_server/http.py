@@ -13,7 +13,7 @@ session or a stream, and any worker can answer any request. The transport's task
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -24,7 +24,8 @@ from starlette.types import Receive, Scope, Send
 from ..errors import MemcoreError, ServiceUnavailable
 from .server import SOURCE_SCOPE_KEY, Runner, ToolSource, build_server
 
-RequestBinder = Callable[[Request], ToolSource]  # the request's tool source, or raise its refusal
+# The request's tool source, or raise its refusal. Awaited: checking a key may read the store.
+RequestBinder = Callable[[Request], Awaitable[ToolSource]]
 
 
 class McpEndpoint:
@@ -68,7 +69,7 @@ class McpEndpoint:
         try:
             if manager is None:
                 raise ServiceUnavailable("the MCP endpoint is not running (the app's lifespan has not started)")
-            source = self.bind_request(Request(scope))  # headers only: the body is the transport's to read
+            source = await self.bind_request(Request(scope))  # headers only: the body is the transport's to read
         except MemcoreError as exc:
             await self.refuse(exc)(scope, receive, send)
             return

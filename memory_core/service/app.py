@@ -55,7 +55,7 @@ def measured(state: ServiceState, op: str, handler: Handler) -> Callable[[Reques
         key: ApiKey | None = None
         status = 500
         try:
-            key = await state.authenticate_async(request)
+            key = await state.authenticate(request)
             response = await handler(request, key)
         except MemcoreError as exc:
             response = error_response(exc)
@@ -124,10 +124,10 @@ class _MeasuredAsgi:
             self.state.log_access(Request(scope), self.op, status, seconds, scope.get(KEY_SCOPE))
 
 
-def _mcp_tool_source(state: ServiceState, request: Request) -> Callable[[], Any]:
+async def _mcp_tool_source(state: ServiceState, request: Request) -> Callable[[], Any]:
     """An MCP request's tool: its key checked (a missing or bad one refuses the request), its
     identity the key's, as for ``/v1``."""
-    key = state.authenticate(request)
+    key = await state.authenticate(request)
     request.scope[KEY_SCOPE] = key  # for the access log (``_MeasuredAsgi``)
     headers = request.headers
     identity = key.identity(

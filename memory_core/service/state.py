@@ -75,14 +75,10 @@ class ServiceState:
 
     # -- who is calling ------------------------------------------------------------------------
 
-    def authenticate(self, request: Request) -> ApiKey:
-        key = self.memory.keys.authenticate(_bearer(request))
-        self.limiter.take(key.key_id)
-        return key
-
-    async def authenticate_async(self, request: Request) -> ApiKey:
-        """As ``authenticate``, from the event loop: a key not cached yet is read on a worker
-        thread, since the read may wait behind a write holding the store's lock."""
+    async def authenticate(self, request: Request) -> ApiKey:
+        """The key a request presents, if it stands (else ``Unauthenticated``), within its rate.
+        Asked from the event loop, so a key not cached yet is read on a worker thread: the read
+        may wait behind a write holding the store's lock."""
         presented = _bearer(request)
         key = self.memory.keys.cached(presented)
         if key is None:

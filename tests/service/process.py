@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -28,9 +29,12 @@ class ServiceProcess:
             text=True,
             env=env,
         )
-        line = self.proc.stdout.readline()
+        ready, _, _ = select.select([self.proc.stdout], [], [], 60)
+        line = self.proc.stdout.readline() if ready else ""
         if not line:
-            raise RuntimeError(f"the service did not start: {self.proc.stderr.read()[-2000:]}")
+            self.proc.kill()
+            raise RuntimeError(f"the service did not announce itself: {self.proc.stderr.read()[-2000:]}")
+        self.errors = ""
         announced = json.loads(line)
         self.url, self.pid = announced["url"], announced["pid"]
 
@@ -41,6 +45,7 @@ class ServiceProcess:
         return self.proc.wait(timeout=timeout)
 
     def stop(self) -> None:
+        """SIGTERM and wait (a kill after 30 s); its standard error is kept in ``errors``."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -48,6 +53,8 @@ class ServiceProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.proc.stderr and not self.proc.stderr.closed:
+            self.errors = self.proc.stderr.read()
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream:
                 stream.close()

@@ -7,8 +7,6 @@ while the service holds it is the typed ``HomeBusy``."""
 
 import json
 import os
-import select
-import signal
 import subprocess
 import sys
 import time
@@ -22,11 +20,10 @@ from assets.resources import EmbedderResource, LLMResource, MemoryHomeResource
 from memory_core import Identity, Memory
 from memory_core.client import RemoteMemory
 from memory_core.errors import HomeBusy
+from tests.service.process import ServiceProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 MINIMUM_WRITES = 40
-
-SERVE = "import sys; from memory_core.service import serve; serve(sys.argv[1], port=0, embedder='hashing')"
 
 # The agent: writes until told to stop (at least MINIMUM_WRITES), recalls every tenth write, and
 # records each write the service acknowledged, with when, one JSON line each.
@@ -55,19 +52,6 @@ with RemoteMemory(url, os.environ["MEMCORE_AGENT_KEY"], session="agent-run") as 
         i += 1
 print(json.dumps({"writes": i}))
 """
-
-
-def start_service(home: Path, log: Path) -> tuple[subprocess.Popen, dict]:
-    with log.open("w") as err:
-        service = subprocess.Popen(
-            [sys.executable, "-c", SERVE, str(home)], cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True
-        )
-    ready, _, _ = select.select([service.stdout], [], [], 60)
-    line = service.stdout.readline() if ready else ""
-    if not line:
-        service.kill()
-        pytest.fail(f"the service did not announce itself: {log.read_text()[-3000:]}")
-    return service, json.loads(line)
 
 
 def stop(process: subprocess.Popen | None) -> None:
@@ -101,9 +85,9 @@ def test_an_agent_dagster_and_a_notebook_share_one_home_through_the_service(tmp_
     service = agent = notebook = None
     started = time.monotonic()
     try:
-        service, where = start_service(home, tmp_path / "service.log")
-        url = where["url"]
-        assert url.startswith("http://127.0.0.1:") and where["pid"] == service.pid
+        service = ServiceProcess(home)
+        url = service.url
+        assert url.startswith("http://127.0.0.1:") and service.pid == service.proc.pid
 
         # The home is held: a second process gets the typed HomeBusy naming the holder.
         for read_only in (False, True):
@@ -182,13 +166,9 @@ def test_an_agent_dagster_and_a_notebook_share_one_home_through_the_service(tmp_
         stop_file.touch()
         stop(agent)
         stop(notebook)
-        if service is not None and service.poll() is None:
-            service.send_signal(signal.SIGTERM)
-            try:
-                service.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                stop(service)
-    assert service.returncode == 0, (tmp_path / "service.log").read_text()[-3000:]
+        if service is not None:
+            service.stop()  # SIGTERM: drains, writes the index queue, closes the home
+    assert service.proc.returncode == 0, service.errors[-3000:]
 
     # Drained and closed: the home opens again and holds every acknowledged write.
     with Memory.open(home, read_only=True, create=False) as memory:
