@@ -352,3 +352,25 @@ def test_admins_configuring_at_once_keep_both_changes(home, clock):
         run_threads([lambda: admin.configure(bulk_check_cap=9), lambda: admin.configure(char_limit=999)])
         config = memory.write_config("acme").tenant
         assert (config.bulk_check_cap, config.char_limit) == (9, 999)
+
+
+def test_a_point_read_does_not_wait_for_a_write_holding_the_store(home, clock):
+    """A get of a loaded scope reads the cache under its own lock: a write's read-decide-commit
+    (or an index write) holding the store does not hold it up; and it sees a commit all or none."""
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        tool = memory.for_run(RUN)
+        tool.set("city", "lives in Lisbon")
+        assert tool.get("city").value == "lives in Lisbon"  # the scope is loaded
+        read = threading.Event()
+        got: list[Any] = []
+
+        def reader() -> None:
+            got.append(tool.get("city"))
+            read.set()
+
+        with memory.session.locked():  # as a write between its first read and its commit
+            worker = threading.Thread(target=reader)
+            worker.start()
+            answered_while_held = read.wait(timeout=30)
+        worker.join(timeout=30)
+        assert answered_while_held and got[0].value == "lives in Lisbon"

@@ -10,9 +10,10 @@ transaction. The cache is updated only after a commit, and dropped by ``redact``
 from __future__ import annotations
 
 import dataclasses
+import threading
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence, TypeVar
 
 import duckdb
 
@@ -30,6 +31,7 @@ from .staging import STAGED_INSERT, arrow_versions, staged_columns
 ARROW_INSERT_ABOVE = 32  # rows; below this one multi-row VALUES insert is faster
 
 KeyFacts = dict[str, FactVersion]  # fact_id -> latest state
+T = TypeVar("T")
 
 
 class DuckDBVersions:
@@ -41,6 +43,11 @@ class DuckDBVersions:
         self._graph = graph
         self.read_only = db.read_only
         self._cache: dict[Namespace, dict[str, KeyFacts]] = {}
+        # Guards the cache's contents only: a read of a cached namespace takes this, never the
+        # connection's lock, so a point read does not wait behind a write's read-decide-commit
+        # (nor an index write). A commit updates the cache under both, in one hold: a reader sees
+        # a commit's rows all or none.
+        self._cache_lock = threading.Lock()
         self._seq = int(db.one("SELECT coalesce(max(seq), 0) FROM memory_versions"))
 
     @contextmanager
@@ -54,7 +61,7 @@ class DuckDBVersions:
         return self._seq
 
     def _forget_cache(self) -> None:
-        with self._db.lock:
+        with self._db.lock, self._cache_lock:
             self._cache.clear()
 
     # -- point reads, from the cache -----------------------------------------------------------
@@ -67,29 +74,37 @@ class DuckDBVersions:
             for row in self._db.rows(LATEST.format(cols=COLS, where=NS_WHERE), ns_params(ns)):
                 state = row_to_version(row)
                 found.setdefault(state.key, {})[state.fact_id] = state
-            self._cache[ns] = found
+            with self._cache_lock:
+                self._cache[ns] = found
         return found
+
+    def _cached(self, ns: Namespace, read: Callable[[dict[str, KeyFacts]], T]) -> T:
+        """``read`` of a namespace's cached states, under the cache's lock only once the namespace
+        is loaded (loading it reads the store, under the connection's lock)."""
+        found = self._cache.get(ns)
+        if found is None:
+            with self._db.lock:
+                found = self._namespace(ns)
+        with self._cache_lock:
+            return read(found)
 
     def namespace_states(self, namespace: Namespace) -> dict[str, list[FactVersion]]:
         """Every key of ``namespace`` with the latest state of each of its facts, oldest version first."""
-        with self._db.lock:
-            return {k: sorted(v.values(), key=lambda s: s.version) for k, v in self._namespace(namespace).items()}
+        return self._cached(
+            namespace, lambda found: {k: sorted(v.values(), key=lambda s: s.version) for k, v in found.items()}
+        )
 
     def has_key(self, namespace: Namespace, key: str) -> bool:
-        with self._db.lock:
-            return key in self._namespace(namespace)
+        return self._cached(namespace, lambda found: key in found)
 
     def keys(self, namespace: Namespace) -> list[str]:
-        with self._db.lock:
-            return list(self._namespace(namespace))
+        return self._cached(namespace, list)
 
     def fact_state(self, namespace: Namespace, key: str, fact_id: str) -> FactVersion | None:
-        with self._db.lock:
-            return self._namespace(namespace).get(key, {}).get(fact_id)
+        return self._cached(namespace, lambda found: found.get(key, {}).get(fact_id))
 
     def head(self, namespace: Namespace, key: str) -> Head | None:
-        with self._db.lock:
-            facts = self._namespace(namespace).get(key)
+        facts = self._cached(namespace, lambda found: dict(found.get(key, {})))
         if not facts:
             return None
         newest = max(facts.values(), key=lambda s: s.version)
@@ -97,8 +112,7 @@ class DuckDBVersions:
 
     def fact_states(self, namespace: Namespace, key: str, known_at: datetime | None = None) -> list[FactVersion]:
         if known_at is None:
-            with self._db.lock:
-                return sorted(self._namespace(namespace).get(key, {}).values(), key=lambda s: s.version)
+            return self._cached(namespace, lambda found: sorted(found.get(key, {}).values(), key=lambda s: s.version))
         sql = LATEST.format(cols=COLS, where=f"{NS_WHERE} AND key = ? AND created_at <= ?") + " ORDER BY version"
         return [row_to_version(r) for r in self._db.rows(sql, [*ns_params(namespace), key, known_at])]
 
@@ -246,7 +260,7 @@ class DuckDBVersions:
 
     def remember(self, rows: Sequence[FactVersion]) -> None:
         """Put committed rows in the namespace cache (for namespaces it holds)."""
-        with self._db.lock:
+        with self._db.lock, self._cache_lock:
             owner, cached = None, None
             for row in rows:
                 if (row.tenant, row.scope, row.owner_id) != owner:  # a batch is mostly one namespace
