@@ -175,7 +175,8 @@ class Memory:
     # -- the index -----------------------------------------------------------------------------
 
     def flush(self) -> int:
-        """Write queued index changes now (reads do this themselves)."""
+        """Write queued index changes now and settle the index to one row per fact (searches
+        write the queue themselves and settle only now and then: docs/retrieval.md)."""
         return self.session.index.flush() if self.session.has_index else 0
 
     def repair_projections(self) -> int:

@@ -94,7 +94,10 @@ class IndexSink(Protocol):
         self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None, *, hold: bool = False
     ) -> None: ...
 
-    def flush(self, new_rows: NewRows | None = None) -> int: ...
+    def flush(self, new_rows: NewRows | None = None, *, settle: bool = True) -> int:
+        """Write the queue. ``settle=False`` (a search's): rows that newer states replaced may stay
+        in the index a while, never served; True leaves one row per fact."""
+        ...
 
     def queued(self) -> int:
         """How many facts wait in the queue for the next index write (the index's lag)."""

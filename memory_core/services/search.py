@@ -154,7 +154,9 @@ class SearchService(RunService):
         session = self.session
         request = settle(query, session.clock.now(), **kwargs)
         namespace = self.identity.namespace(request.scope)  # refuses a scope the run may not read
-        session.require_index().flush()  # read-your-writes: queued index changes land before the legs run
+        # Read-your-writes: queued index changes land before the legs run (what they replace is
+        # filtered out as the legs read, and deleted later in one go).
+        session.require_index().flush(settle=False)
         result = search_index(
             session.search_index,
             session.embedder,

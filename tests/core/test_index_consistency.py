@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
-
 from memory_core import Identity, Memory
 from memory_core.adapters.lance.projector import compare
 from memory_core.adapters.lance.rows import index_table
@@ -25,17 +23,6 @@ def put_rows(memory: Memory, states: list[FactVersion]) -> None:
     index = memory.projector.index
     vectors = memory.embedder.embed([s.value_json for s in states])
     index.add(index_table(states, vectors, index.dim))
-
-
-@pytest.fixture
-def seeded(home, clock):
-    with Memory.open(home, clock=clock, embedder="hashing") as memory:
-        tool = memory.for_run(RUN)
-        for key, value in (("city", "lives in Lisbon"), ("pet", "has a cat named Miso"), ("food", "likes ramen")):
-            tool.set(key, value)
-        memory.flush()
-        assert memory.projector.consistency().ok
-        yield memory, tool
 
 
 def test_a_row_deleted_from_the_table_is_missing_by_fact_id_and_repaired(seeded):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -10,16 +10,36 @@ from ...retrieval.filters import LegFilter
 from .filters import render
 from .index import NPROBES, LanceIndex
 from .read import IndexSnapshot
+from .served import Served, is_served
 
 
 class LanceReader:
     """``IndexReader``: one snapshot, read by both legs and the take that completes the hits."""
 
-    def __init__(self, index: LanceIndex, snapshot: IndexSnapshot, *, nprobes: int = NPROBES) -> None:
+    def __init__(
+        self,
+        index: LanceIndex,
+        snapshot: IndexSnapshot,
+        served: Served | None = None,
+        *,
+        nprobes: int = NPROBES,
+    ) -> None:
         self._index = index
         self._snapshot = snapshot
+        self._served = served or {}
         self._nprobes = nprobes
         self._rendered: dict[tuple[LegFilter, bool], str] = {}
+
+    def _leg(
+        self, run: Callable[[int, Sequence[str]], list[dict[str, Any]]], limit: int, columns: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """A leg's rows without those its facts no longer serve: asked for as many more as there
+        are such facts, so ``limit`` served rows come back whenever the version holds them."""
+        served = self._served
+        if not served:
+            return run(limit, columns)
+        rows = run(limit + len(served), [*columns, "version_id"] if "version_id" not in columns else columns)
+        return [r for r in rows if is_served(r, served)][:limit]
 
     def _where(self, where: LegFilter, full: bool) -> str:
         found = self._rendered.get((where, full))
@@ -30,12 +50,15 @@ class LanceReader:
     def vector_leg(
         self, vector: np.ndarray, where: LegFilter, limit: int, columns: Sequence[str], *, full: bool
     ) -> list[dict[str, Any]]:
-        return self._snapshot.vector_search(vector, self._where(where, full), limit, columns, nprobes=self._nprobes)
+        rendered, nprobes = self._where(where, full), self._nprobes
+        search = lambda n, cols: self._snapshot.vector_search(vector, rendered, n, cols, nprobes=nprobes)  # noqa: E731
+        return self._leg(search, limit, columns)
 
     def text_leg(
         self, text: str, where: LegFilter, limit: int, columns: Sequence[str], *, full: bool
     ) -> list[dict[str, Any]]:
-        return self._snapshot.fts_search(text, self._where(where, full), limit, columns)
+        rendered = self._where(where, full)
+        return self._leg(lambda n, cols: self._snapshot.fts_search(text, rendered, n, cols), limit, columns)
 
     def complete(self, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
         self._index.hydrate(rows, columns, read_at=self._snapshot)
@@ -49,5 +72,5 @@ class LanceSearch:
         self._index = index
 
     def reader(self) -> LanceReader | None:
-        snapshot = self._index.snapshot()
-        return None if snapshot is None else LanceReader(self._index, snapshot)
+        snapshot, served = self._index.served()
+        return None if snapshot is None else LanceReader(self._index, snapshot, served)
