@@ -112,8 +112,11 @@ def run_http(url: str, keys: list[dict], plans: list[dict], seconds: float, clie
 
 def warm_up(tools: list[Any], clients: int, per_user: list[int], mix: dict, seed: int, seconds: float) -> dict:
     """The same warm-up before every run, in-process or through the service: each identity's first
-    get and recall (its namespace cache, the index, the embedder), then the loop for ``seconds``
-    on the first client. Its writes are checked with the run's."""
+    get, recall and (dry-run) set: its namespace cache, the index, the embedder, and the value
+    vectors its writes' peer check compares with, which the first write in a namespace embeds
+    (about a second at 6,000 facts: left cold, the sixteen of them filled the loaded runs' first
+    seconds). Then the loop for ``seconds`` on the first client. Its writes are checked with the
+    run's; the dry runs write nothing."""
     from memory_core.errors import MemcoreError
 
     errors: Counter[str] = Counter()
@@ -121,6 +124,7 @@ def warm_up(tools: list[Any], clients: int, per_user: list[int], mix: dict, seed
         try:
             tool.get("fact0")
             tool.recall("warm up", k=10)
+            tool.set("warm-up", "a value to warm the peer check with", dry_run=True)
         except MemcoreError as exc:
             errors[exc.code] += 1
     plan = client_plan(0, clients, per_user, f"warm{seed}", mix, seed)

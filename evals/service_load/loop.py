@@ -35,8 +35,11 @@ def parse_mix(text: str) -> dict[str, float]:
     return {op: share / total for op, share in mix.items()}
 
 
-def client_plan(c: int, clients: int, per_user: list[int], label: str, mix: dict[str, float], seed: int) -> dict:
-    """What client ``c`` works on: its identity's facts ``fact{j}`` with ``j % slots == slot``."""
+def client_plan(
+    c: int, clients: int, per_user: list[int], label: str, mix: dict[str, float], seed: int, rate: float = 0.0
+) -> dict:
+    """What client ``c`` works on: its identity's facts ``fact{j}`` with ``j % slots == slot``; and
+    its pace: ``rate`` ops per second, or 0 for a closed loop without think time."""
     identity = c % IDENTITIES
     slots = -(-clients // IDENTITIES)
     return {
@@ -47,12 +50,18 @@ def client_plan(c: int, clients: int, per_user: list[int], label: str, mix: dict
         "label": label,
         "mix": mix,
         "seed": seed * 1000 + c,
+        "rate": rate,
     }
 
 
 def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[str, Any]:
     """Run the op mix on ``tool`` for ``seconds`` (after ``go`` is set); every op timed, every error
-    counted by code, every acknowledged set kept (key -> value, version id)."""
+    counted by code, every acknowledged set kept (key -> value, version id).
+
+    With ``plan["rate"]`` the ops arrive as a Poisson process of that rate (an agent between its
+    model's calls) instead of back to back, and each op is timed from when it was due, not from
+    when it was sent: a client that fell behind charges the wait to the ops that waited (no
+    coordinated omission)."""
     from evals.bench_search import sentences
     from memory_core.errors import MemcoreError
 
@@ -70,14 +79,19 @@ def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[s
     prefix = f"{plan['label']}-c{plan['client']}"
     tag = re.sub(r"[^0-9a-z]", "", prefix.lower())
     n = 0
+    rate = float(plan.get("rate") or 0.0)
+    pace = random.Random(plan["seed"] + 7919)  # its own stream: the ops drawn stay those of a closed loop
     if go is not None:
         go.wait()
     started, cpu = time.perf_counter(), time.process_time()
     end = started + seconds
+    due = started + (pace.expovariate(rate) if rate else 0.0)
     while True:
         now = time.perf_counter()
-        if now >= end:
+        if now >= end or (rate and due >= end):  # ops still due at the end are not sent
             break
+        if rate and due > now:
+            time.sleep(due - now)
         n += 1
         draw = rng.random()
         op = "get" if draw < cut_get else "set" if draw < cut_set else "recall"
@@ -90,7 +104,7 @@ def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[s
                 # A first word no other value has: no peer pairs with it (bench_service docs). One token:
                 # letters and digits only, or the templates would split it and pair its first part.
                 value = f"w{tag}x{n} {bodies[n % len(bodies)]}"
-                t0 = time.perf_counter()
+                t0 = due if rate else time.perf_counter()
                 result = tool.set(key, value)
                 latency["set"].append((time.perf_counter() - t0) * 1000)
                 begun["set"].append(t0 - started)
@@ -104,7 +118,7 @@ def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[s
                     key = f"fact{rng.choice(owned)}"
                 else:
                     key = "fact0"
-                t0 = time.perf_counter()
+                t0 = due if rate else time.perf_counter()
                 got = tool.get(key)
                 latency["get"].append((time.perf_counter() - t0) * 1000)
                 begun["get"].append(t0 - started)
@@ -117,7 +131,7 @@ def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[s
                     checks["get_none"] += 1
             else:
                 query = f"{rng.choice(SUBJECTS)} {rng.choice(QUESTION_VERBS)} {rng.choice(QUESTION_PLACES)}"
-                t0 = time.perf_counter()
+                t0 = due if rate else time.perf_counter()
                 found = tool.recall(query, k=10)
                 latency["recall"].append((time.perf_counter() - t0) * 1000)
                 begun["recall"].append(t0 - started)
@@ -127,6 +141,8 @@ def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[s
             errors[exc.code] += 1
         except Exception as exc:  # noqa: BLE001 - a benchmark counts every failure by its kind
             errors[type(exc).__name__] += 1
+        if rate:
+            due += pace.expovariate(rate)
     return {
         "client": plan["client"],
         "wall_s": time.perf_counter() - started,

@@ -21,6 +21,10 @@ TARGET_OVERHEAD_MS = 2.0
 TARGET_RECALL_P95_MS = 40.0
 
 
+def pace_text(rate: float) -> str:
+    return f"{rate:g} ops/s each, Poisson arrivals" if rate else "closed loop, no think time"
+
+
 def _cell(run: dict | None, op: str, field: str) -> str:
     if run is None or op not in run["per_op"]:
         return "-"
@@ -71,12 +75,13 @@ def tree_state() -> dict[str, Any]:
 def run_labels(settings: Settings) -> dict[str, str]:
     """Each run's label in the table and the log, in the order the report shows them."""
     clients, base_s = settings.clients, settings.baseline_s
+    pace = f", {settings.rate:g}/s each" if settings.rate else ""
     return {
         "inproc_1": "in-process, 1 thread",
-        "inproc_n": f"in-process, {clients} threads",
+        "inproc_n": f"in-process, {clients} threads{pace}",
         "http_1": "HTTP, 1 client",
-        "http_n_window": f"HTTP, {clients} clients, first {base_s:g} s",
-        "http_n": f"HTTP, {clients} clients, {settings.seconds:g} s",
+        "http_n_window": f"HTTP, {clients} clients{pace}, first {base_s:g} s",
+        "http_n": f"HTTP, {clients} clients{pace}, {settings.seconds:g} s",
     }
 
 
@@ -181,6 +186,7 @@ def write_report(outcome: Outcome, settings: Settings, command: str, out_path: P
         "seconds": seconds,
         "baseline_seconds": base_s,
         "mix": mix,
+        "rate_per_client": settings.rate,
         "access_log": settings.access_log,
         "switch_interval": settings.switch_interval,
         "cpus": os.cpu_count(),
@@ -196,7 +202,7 @@ def write_report(outcome: Outcome, settings: Settings, command: str, out_path: P
     log("")
     log(
         f"memory service under load: {settings.facts:,} facts ({settings.embedder}), {clients} clients "
-        f"({settings.client_mode}es), {seconds:g} s loaded, baselines {base_s:g} s; mix "
+        f"({settings.client_mode}es, {pace_text(settings.rate)}), {seconds:g} s loaded, baselines {base_s:g} s; mix "
         + ", ".join(f"{op} {share:.0%}" for op, share in mix.items())
         + f"; {os.cpu_count()} CPUs"
     )

@@ -39,6 +39,7 @@ class Settings:
     access_log: bool
     switch_interval: float | None
     keep: bool
+    rate: float = 0.0  # ops/s per client in the N-client runs (0: closed loop)
 
 
 @dataclass
@@ -51,6 +52,10 @@ class Outcome:
     writes: dict[str, Any]
     stopped: dict[str, Any]
     startup_s: float
+
+
+def paced(rate: float) -> str:
+    return f", {rate:g} ops/s per client" if rate else ", closed loop"
 
 
 def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> Outcome:
@@ -78,8 +83,9 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
             with Memory.open(home, embedder=make_embedder_for(settings.embedder, settings.cache)) as memory:
                 tools = [memory.for_run(key_identity(k), origin="bench") for k in keys]
                 acks.append(warm_up(tools, clients, per_user, mix, seed + 100 + n, min(3.0, base_s)))
-                plans = [client_plan(c, clients, per_user, name, mix, seed + n) for c in range(clients)]
-                log(f"in-process, {threads} thread(s), {length:g} s ...")
+                rate = settings.rate if threads > 1 else 0.0
+                plans = [client_plan(c, clients, per_user, name, mix, seed + n, rate) for c in range(clients)]
+                log(f"in-process, {threads} thread(s), {length:g} s{paced(rate)} ...")
                 runs[name] = run_in_process(memory, keys, plans, length, threads)
                 acks.append(runs[name])
             chronological += acks
@@ -107,8 +113,9 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
                 for r in remotes:
                     r.close()
             # The seeds of the in-process run of as many threads: the same ops, keys and values.
-            plans = [client_plan(c, clients, per_user, name, mix, seed + n) for c in range(clients)]
-            log(f"HTTP, {count} client(s) ({settings.client_mode}es), {length:g} s ...")
+            rate = settings.rate if count > 1 else 0.0
+            plans = [client_plan(c, clients, per_user, name, mix, seed + n, rate) for c in range(clients)]
+            log(f"HTTP, {count} client(s) ({settings.client_mode}es), {length:g} s{paced(rate)} ...")
             before, cpu_before = service.metrics(), service.cpu_s()
             runs[name] = run_http(service.url, keys, plans, length, count, settings.client_mode)
             runs[name]["server_ms"] = server_time(before, service.metrics())
