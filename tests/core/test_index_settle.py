@@ -13,7 +13,10 @@ import threading
 from collections import Counter
 
 from memory_core import Identity, Memory
-from memory_core.adapters.lance.projector import COMPACT_AT_APPENDS, SETTLE_AT_FACTS
+from memory_core.adapters.lance.projector import COMPACT_AT_APPENDS, SETTLE_AT_ROWS
+from memory_core.identity import Scope
+from memory_core.model import Kind
+from memory_core.retrieval.filters import LegFilter
 
 RUN = Identity(tenant="acme", user="ana", agent="helper")
 
@@ -50,18 +53,18 @@ def test_a_deleted_fact_leaves_the_answers_at_once_and_the_table_when_settled(se
 def test_searches_settle_once_enough_replaced_rows_wait(seeded):
     memory, tool = seeded
     waiting = []
-    for i in range(SETTLE_AT_FACTS + 6):
+    for i in range(SETTLE_AT_ROWS + 6):
         tool.set(f"k{i}", f"w{i}x first value")
     tool.recall("value", k=1)
-    for i in range(SETTLE_AT_FACTS + 6):
+    for i in range(SETTLE_AT_ROWS + 6):
         tool.set(f"k{i}", f"w{i}x second value")
         tool.recall("value", k=1)
         waiting.append(memory.projector.index.unsettled)
     facts, appends = zip(*waiting)
-    assert max(facts) <= SETTLE_AT_FACTS and max(appends) < COMPACT_AT_APPENDS
+    assert max(facts) <= SETTLE_AT_ROWS and max(appends) < COMPACT_AT_APPENDS
     assert any(b < a for a, b in zip(facts, facts[1:]))  # settled on the way, by a search's flush
     values = {h.key: h.value for h in tool.recall("second value", k=200).hits if h.key.startswith("k")}
-    assert all("second" in v for v in values.values()) and len(values) == SETTLE_AT_FACTS + 6
+    assert all("second" in v for v in values.values()) and len(values) == SETTLE_AT_ROWS + 6
 
 
 def test_a_restart_after_rows_were_left_unsettled_leaves_one_row_per_fact(home):
@@ -136,4 +139,29 @@ def test_concurrent_revisions_and_recalls_never_show_a_fact_twice(home):
         assert all(value in written for values in seen for value in values)
         assert tool.recall("lives in town number", k=10).hits[0].value == written[-1]
         memory.flush()
+        assert memory.projector.consistency().ok
+
+
+def test_a_leg_asks_for_as_many_more_rows_as_one_fact_s_revisions_hide(seeded, clock):
+    """One fact revised four times hides four rows: a leg of three still answers three facts."""
+    memory, tool = seeded
+    for i in range(4):
+        tool.pin("city") if i % 2 == 0 else tool.unpin("city")  # a new state of the same fact
+        tool.recall("warm", k=1)  # each search appends the queue: one more hidden row
+    assert memory.projector.index.unsettled[0] >= 4
+    reader = memory.session.search_index.reader()
+    where = LegFilter(RUN.namespace(Scope.USER), frozenset({Kind.FACT}), clock.now(), clock.now())
+    vector = memory.embedder.embed(["lives in Lisbon"])[0]
+    rows = reader.vector_leg(vector, where, 3, ["fact_id", "status"], full=True)
+    assert len(rows) == 3 and len({r["fact_id"] for r in rows}) == 3
+
+
+def test_facts_dropped_before_the_index_has_a_table_leave_nothing_to_settle(home, clock):
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        tool = memory.for_run(RUN)
+        tool.set("secret", "the door code", memory_type="general")
+        tool.delete("secret")
+        tool.recall("door code", k=3)  # the first index write: only a drop
+        memory.flush()
+        assert memory.projector.index.unsettled == (0, 0)
         assert memory.projector.consistency().ok

@@ -224,6 +224,8 @@ class DuckDBVersions:
         rows = batch.rows
         extra = staged.count if staged is not None else 0
         with self._db.lock:
+            if extra:
+                self._evict(rows, staged)
             first = self._seq + 1
             with self._audit.transaction(batch.audits, before_commit=before_commit) as tx:
                 # Each row names the audit row that records it: a chain missing its newest rows is caught.
@@ -249,6 +251,17 @@ class DuckDBVersions:
                     )
             self._seq += len(rows) + extra
             self.remember(rows)
+
+    def _evict(self, rows: Sequence[FactVersion], staged: Any) -> None:
+        """Drop from the cache the namespaces a batch with staged rows writes to: their rows reach
+        the cache in two steps (the batch's here, the staged ones when the caller has them as rows),
+        and a reader between the two would see half a batch. A read after this loads the namespace
+        from the store, under the connection's lock, which the batch holds until it is done."""
+        owners = set(zip(staged.column("tenant"), staged.column("scope"), staged.column("owner_id")))
+        owners.update((r.tenant, r.scope, r.owner_id) for r in rows)
+        with self._cache_lock:
+            for owner in owners:
+                self._cache.pop(ns_of(*owner), None)
 
     @staticmethod
     def _insert_staged(con: duckdb.DuckDBPyConnection, table: Any) -> None:

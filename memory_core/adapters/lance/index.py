@@ -1,4 +1,5 @@
-"""The retrieval index: one LanceDB table in the memory home, one row per fact (its latest state).
+"""The retrieval index: one LanceDB table in the memory home, one served row per fact (its latest
+state; an older row waits, never served, until the index settles: ``served``).
 
 Every column search filters on lives on the row, so a search never joins back to DuckDB to
 filter. Times are int64 microseconds since the epoch (null: open-ended). Rows appended since the
@@ -15,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Sequence
 
+import lance
 import lancedb
 import numpy as np
 import pyarrow as pa
@@ -25,7 +27,7 @@ from .filters import fact_ids_in, sql_str
 from .read import DERIVED_COLUMNS, SPAN_COLUMNS, IndexSnapshot, SnapshotSource, live_spans
 from .resident import ResidentColumns
 from .rows import schema
-from .served import Served, ServedRows, is_served
+from .served import Served, ServedRows
 
 TABLE = "memory_index"
 META_FILE = "memory_index.meta.json"
@@ -145,18 +147,20 @@ class LanceIndex:
 
     @property
     def unsettled(self) -> tuple[int, int]:
-        """(facts with rows no longer served, fragments appended since the last compaction)."""
-        return len(self._served.map), self._served.appends
+        """(rows no longer served, at most; fragments appended since the last fold)."""
+        return self._served.current.hidden, self._served.appends
 
     def settle(self, *, compact: bool = True) -> int:
         """Delete the rows no longer served, in one delete per thousand facts, and fold the small
         fragments appends left into few (``compact``); answers how many facts it settled. The map
         is emptied only once every delete is done: a failed one leaves the rows filtered."""
         table = self.table
-        if table is None:
+        if table is None:  # facts dropped before the table was made: no row to delete
+            with self._served.lock:
+                self._served.reset()
             return 0
         with self._served.lock:
-            served = dict(self._served.map)
+            served = dict(self._served.current.versions)
             facts = list(served)
             for start in range(0, len(facts), 1000):
                 chunk = facts[start : start + 1000]
@@ -166,15 +170,19 @@ class LanceIndex:
                     where += " AND version_id NOT IN (" + ", ".join(sql_str(v) for v in keep) + ")"
                 table.delete(where)
             self._served.take()
-        if compact and self._served.appends:
+        if compact and self._served.appends > 1:
             self.compact_small()
+        elif compact:  # one fragment has nothing to be folded with
+            self._served.appends = 0
         return len(served)
 
     def compact_small(self) -> None:
         """Fold small fragments (appends) into few, leaving large ones and deletions alone: about
         0.1 s for 60 fragments at 100k rows, where a full compaction took 2.8 s."""
         with self._served.lock:
-            self._source.latest().dataset.optimize.compact_files(
+            # On a handle of its own: compacting moves the dataset object it runs on to the new
+            # version, and the latest snapshot's is the one searches are reading.
+            lance.dataset(self._source.uri).optimize.compact_files(
                 target_rows_per_fragment=SMALL_FRAGMENT_ROWS, materialize_deletions=False
             )
             self._served.appends = 0
@@ -182,7 +190,7 @@ class LanceIndex:
     def served(self) -> tuple[IndexSnapshot | None, Served]:
         """The table's latest version and which rows of it are served (``served.ServedRows``)."""
         with self._served.lock:
-            return self.snapshot(), self._served.map
+            return self.snapshot(), self._served.current
 
     def delete_facts(self, fact_ids: Sequence[str]) -> None:
         """Drop the rows of facts that must not be served or kept (tombstoned, high, redacted, ...)."""
@@ -344,7 +352,7 @@ class LanceIndex:
         was compacted in between) is looked up again by fact id; a fact gone from the index
         (deleted in between) keeps its leg row and is marked ``_gone``."""
         pending = [r for r in rows if "value_json" not in r]
-        snapshot, served = self.served() if pending else (None, {})
+        snapshot, served = self.served() if pending else (None, None)
         if snapshot is None:
             return
         rest = [n for n in (columns or self._row_columns) if n != "fact_id"]  # fact_id: to check the take
@@ -366,11 +374,11 @@ class LanceIndex:
         # it would no longer line up with the rows asked for.
         # A row superseded since (its fact's newer state appended) is looked up again by fact id.
         wanted = {r["fact_id"] for r in pending}
-        found = {r["fact_id"]: r for r in taken if r["fact_id"] in wanted and is_served(r, served)}
+        found = {r["fact_id"]: r for r in taken if r["fact_id"] in wanted and served.admits(r)}
         missing = [r["fact_id"] for r in pending if r["fact_id"] not in found]
         if missing:
             rows_now = snapshot.rows_where(fact_ids_in(missing), ["fact_id", *rest])
-            found.update((r["fact_id"], r) for r in rows_now if is_served(r, served))
+            found.update((r["fact_id"], r) for r in rows_now if served.admits(r))
         for row in pending:
             full = found.get(row["fact_id"])
             if full is None:

@@ -37,9 +37,9 @@ from .rows import index_table, rows_of_fields, schema
 
 log = logging.getLogger(__name__)
 _INDEX_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memcore-index")
-# How many facts with replaced rows, or appended fragments, a search's flush lets wait before it
+# How many rows no longer served, or appended fragments, a search's flush lets wait before it
 # settles them (one delete: about 20 ms at 100k rows; folding 32 fragments about 0.1 s).
-SETTLE_AT_FACTS = 64
+SETTLE_AT_ROWS = 64
 COMPACT_AT_APPENDS = 32
 # Seqs the stored watermark may lag what the index holds (a restart re-projects at most these).
 WATERMARK_LAG = 256
@@ -121,7 +121,7 @@ class IndexProjector:
         ``settle``: also delete the rows that newer states replaced and fold the appended
         fragments (``LanceIndex.settle``), leaving one row per fact. A search passes False: the
         rows it must not see are filtered as it reads, and they are settled in one go once
-        ``SETTLE_AT_FACTS`` facts or ``COMPACT_AT_APPENDS`` appends wait."""
+        ``SETTLE_AT_ROWS`` such rows or ``COMPACT_AT_APPENDS`` appends wait."""
         if self.versions.read_only:
             if new_rows is not None:
                 new_rows.done()
@@ -135,8 +135,8 @@ class IndexProjector:
                 self._pending, vectors, self._vectors = {}, self._vectors, []
                 self._write(states, vectors, new_rows)
                 self._written = watermark
-            facts, appends = self.index.unsettled
-            settling = (settle and (facts or appends)) or facts >= SETTLE_AT_FACTS or appends >= COMPACT_AT_APPENDS
+            hidden, appends = self.index.unsettled
+            settling = (settle and (hidden or appends)) or hidden >= SETTLE_AT_ROWS or appends >= COMPACT_AT_APPENDS
             if settling:
                 self._settle()
             if self._written > self._stored and not self.index.unsettled[0]:
@@ -283,12 +283,12 @@ class IndexProjector:
             return self.index.optimize(cleanup_older_than=cleanup_older_than)
 
     def status(self) -> dict[str, Any]:
-        facts, appends = self.index.unsettled
+        hidden, appends = self.index.unsettled
         return {
             "rows": self.index.count(),
             "unindexed_rows": self.index.unindexed_rows(),
-            # Waiting for the index to settle: facts with a replaced row (not served), and appends.
-            "unsettled_facts": facts,
+            # Waiting for the index to settle: rows no longer served (at most), and appends.
+            "unsettled_rows": hidden,
             "unsettled_appends": appends,
             "pending_repairs": len(self.projections.pending_projection_failures()),
             "embedder": self.embedder.name,

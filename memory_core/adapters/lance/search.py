@@ -10,7 +10,7 @@ from ...retrieval.filters import LegFilter
 from .filters import render
 from .index import NPROBES, LanceIndex
 from .read import IndexSnapshot
-from .served import Served, is_served
+from .served import NOTHING_HIDDEN, Served
 
 
 class LanceReader:
@@ -26,20 +26,21 @@ class LanceReader:
     ) -> None:
         self._index = index
         self._snapshot = snapshot
-        self._served = served or {}
+        self._served = served or NOTHING_HIDDEN
         self._nprobes = nprobes
         self._rendered: dict[tuple[LegFilter, bool], str] = {}
 
     def _leg(
         self, run: Callable[[int, Sequence[str]], list[dict[str, Any]]], limit: int, columns: Sequence[str]
     ) -> list[dict[str, Any]]:
-        """A leg's rows without those its facts no longer serve: asked for as many more as there
-        are such facts, so ``limit`` served rows come back whenever the version holds them."""
+        """A leg's rows without those no longer served: asked for as many more as the table may
+        hide (``Served.hidden``), so ``limit`` served rows come back whenever the version has them
+        (and a short answer still means there are no more)."""
         served = self._served
-        if not served:
+        if not served.hidden:
             return run(limit, columns)
-        rows = run(limit + len(served), [*columns, "version_id"] if "version_id" not in columns else columns)
-        return [r for r in rows if is_served(r, served)][:limit]
+        rows = run(limit + served.hidden, [*columns, "version_id"] if "version_id" not in columns else columns)
+        return [r for r in rows if served.admits(r)][:limit]
 
     def _where(self, where: LegFilter, full: bool) -> str:
         found = self._rendered.get((where, full))
