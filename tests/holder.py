@@ -32,18 +32,23 @@ def python_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO)}
 
 
-@contextmanager
-def held(home: Path, mode: str = "writable") -> Iterator[subprocess.Popen[str]]:
-    """A second process holding ``home`` open (``writable`` or ``read_only``) while the block runs."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(home), mode],
-        stdin=subprocess.PIPE,
+def child(args: list[str], *, stdin: bool = False) -> subprocess.Popen[str]:
+    """``python args...`` of this checkout, with text pipes (stdin only when asked)."""
+    return subprocess.Popen(
+        [sys.executable, *args],
+        stdin=subprocess.PIPE if stdin else None,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=REPO,
         env=python_env(),
     )
+
+
+@contextmanager
+def held(home: Path, mode: str = "writable") -> Iterator[subprocess.Popen[str]]:
+    """A second process holding ``home`` open (``writable`` or ``read_only``) while the block runs."""
+    proc = child(["-c", HOLDER, str(home), mode], stdin=True)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
         assert line.strip() == "ready", proc.stderr.read() if proc.stderr else line

@@ -8,7 +8,6 @@ import json
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 
 from memory_core.cli import VERBS, main
 from memory_core.cli.registry import EXIT_ERROR, EXIT_USAGE, Verb
-from tests.holder import REPO, python_env
+from tests.holder import child
 
 pytest.importorskip("uvicorn", reason="the service extra is not installed")
 
@@ -53,14 +52,9 @@ def shape(doc: Any) -> Any:
 def served(home: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any]]]:
     """`memcore serve --port 0` on ``home`` as a real process, and its announcement. Killed on the
     way out if it is still running."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memory_core.cli", "--home", str(home), "--embedder", "hashing"]
-        + ["serve", "--port", "0", "--no-access-log", "--drain-timeout", "5", *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-        env=python_env(),
+    proc = child(
+        ["-m", "memory_core.cli", "--home", str(home), "--embedder", "hashing"]
+        + ["serve", "--port", "0", "--no-access-log", "--drain-timeout", "5", *extra]
     )
     try:
         with selectors.DefaultSelector() as wait:
@@ -338,18 +332,8 @@ def test_a_signal_stops_the_service_cleanly(tmp_path, stop):
 
 
 def test_memcore_mcp_speaks_mcp_on_stdio_and_nothing_else(service):
-    mcp_server = pytest.importorskip("memory_core.mcp_server", reason="the MCP server needs the service extra")
-    if not hasattr(mcp_server, "run_stdio"):
-        pytest.skip("memory_core.mcp_server has no run_stdio yet")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memory_core.cli", "mcp", "--url", service["url"], "--key", service["user"]],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-        env=python_env(),
-    )
+    pytest.importorskip("memory_core.mcp_server", reason="the MCP server needs the service extra")
+    proc = child(["-m", "memory_core.cli", "mcp", "--url", service["url"], "--key", service["user"]], stdin=True)
     try:
 
         def ask(message: dict[str, Any]) -> dict[str, Any] | None:
