@@ -5,6 +5,7 @@
     lance = IndexFaults(append_delay_s=0.03)
     memory = Memory.open(home, embedder="hashing", open_index=lance.open_index)
     lance.failing = OSError("no space left on device")  # every index write fails until reset
+    lance.append_gate = threading.Event()  # index writes wait until it is set
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ class FaultyLance(LanceIndex):
         self.faults = faults
 
     def _before_write(self, delay_s: float) -> None:
+        gate = self.faults.append_gate
+        if gate is not None:
+            self.faults.held.set()
+            gate.wait(timeout=30)
         if delay_s:
             time.sleep(delay_s)
         if self.faults.failing is not None:
@@ -49,6 +54,10 @@ class IndexFaults:
         # A slow append beside a quick merge: a later state of a fact could overtake its first row.
         self.append_delay_s, self.merge_delay_s = append_delay_s, merge_delay_s
         self.failing: BaseException | None = None
+        # While set to an unset event, an index write waits for it (``held`` says one is waiting):
+        # an index write held open for as long as a test needs.
+        self.append_gate: threading.Event | None = None
+        self.held = threading.Event()
         self.opened = 0  # how many times a session built its index
         self._count = threading.Lock()
 

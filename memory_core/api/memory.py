@@ -179,6 +179,13 @@ class Memory:
         write the queue themselves and settle only now and then: docs/retrieval.md)."""
         return self.session.index.flush() if self.session.has_index else 0
 
+    def tend_index(self) -> bool:
+        """Index upkeep between requests: write the queued index changes and settle or fold what
+        waits past its thresholds, so searches find little to do themselves. For a thread of its
+        own (``memcore serve`` runs one); cheap when there is nothing to do. True when it worked."""
+        index = self.session.built_index
+        return index.tend() if index is not None and not self._closed else False
+
     def repair_projections(self) -> int:
         """Write to the index every fact whose index write failed earlier."""
         return self.session.require_index().repair()

@@ -89,6 +89,8 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["rate_burst"] = int(number(args.rate_burst, "--rate-burst", 1, True))
     if args.drain_timeout is not None:
         settings["drain_timeout_s"] = number(args.drain_timeout, "--drain-timeout", 0, True)
+    if args.upkeep_interval is not None:
+        settings["upkeep_interval_s"] = number(args.upkeep_interval, "--upkeep-interval", 0, True)
     return settings
 
 
@@ -102,6 +104,12 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     arg("--rate-limit", type=float, metavar="R", help="requests a second per key, on average (default 1000; 0: none)"),
     arg("--rate-burst", type=int, metavar="B", help="requests per key at once (default 2000)"),
     arg("--drain-timeout", type=float, metavar="S", help="on stop, wait S seconds for running ops (default 30)"),
+    arg(
+        "--upkeep-interval",
+        type=float,
+        metavar="S",
+        help="write, settle and fold the index every S seconds between requests (default 0.02; 0: never)",
+    ),
     arg("--no-access-log", action="store_true", help="no access log line per request on stderr"),
     scope=False,
     identity=False,

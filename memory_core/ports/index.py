@@ -94,9 +94,15 @@ class IndexSink(Protocol):
         self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None, *, hold: bool = False
     ) -> None: ...
 
-    def flush(self, new_rows: NewRows | None = None, *, settle: bool = True) -> int:
+    def flush(self, new_rows: NewRows | None = None, *, settle: bool = True, fold: bool = True) -> int:
         """Write the queue. ``settle=False`` (a search's): rows that newer states replaced may stay
-        in the index a while, never served; True leaves one row per fact."""
+        in the index a while, never served; True leaves one row per fact. ``fold=False``: a
+        settle leaves the appended fragments for ``tend`` to fold."""
+        ...
+
+    def tend(self) -> bool:
+        """Index upkeep between requests, off the search path (a thread of its own): write the
+        queue, settle and fold what waits past its thresholds. True when it did something."""
         ...
 
     def queued(self) -> int:

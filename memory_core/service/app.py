@@ -26,6 +26,7 @@ from starlette.responses import PlainTextResponse, Response
 from ..access import ApiKey, refuse_identity_fields
 from ..api import Memory
 from ..api.ops import LOCAL_ONLY, TOOL_OPS, Op
+from ..api.upkeep import IndexUpkeep
 from ..errors import InternalError, InvalidInput, MemcoreError, NotFound, UnknownOp
 from ..mcp_server import mcp_endpoint
 from ..wire import decode_any
@@ -184,8 +185,12 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with mcp.running():  # the MCP transport's task group lives as long as the app serves
-            yield
+        upkeep = IndexUpkeep(memory, state.settings.upkeep_interval_s).start()
+        try:
+            async with mcp.running():  # the MCP transport's task group lives as long as the app serves
+                yield
+        finally:
+            upkeep.stop()
         drained = state.drain()
         log.info("memory service stopped (%s)", "drained" if drained else "ops still running at the drain timeout")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from memory_core import Identity, Memory
-from memory_core.adapters.lance.projector import compare
+from memory_core.adapters.lance.mending import compare
 from memory_core.adapters.lance.rows import index_table
 from memory_core.model import FactVersion, Status
 from memory_core.values import canonical_json

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from datetime import timedelta
 
 import httpx
@@ -214,3 +215,29 @@ def test_session_run_and_model_label_provenance_but_never_pick_the_owner(served)
     assert (written.tenant, written.owner_id, written.provenance.origin) == ("acme", "ana", "memcore.service")
     local = memory.for_run(Identity(tenant="acme", user="ana")).get("k")
     assert local.id == written.id
+
+
+def test_the_index_is_written_between_requests(served):
+    """The service's upkeep thread writes a set's index rows without waiting for a search, and a
+    stop with upkeep disabled still leaves the index complete (the drain writes the queue)."""
+    memory, server, _, _ = served
+    token, _ = memory.keys.create(tenant="acme", user="ana")
+    with RemoteMemory(server.url, token) as remote:
+        remote.tool().set("city", "lives in Lisbon")
+        deadline = time.monotonic() + 10
+        while memory.index_queued() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert memory.index_queued() == 0
+        assert [h.key for h in remote.tool().recall("Lisbon", recipe="bm25_only").hits] == ["city"]
+
+
+def test_without_upkeep_the_queue_waits_for_a_search_or_the_stop(tmp_path):
+    memory = Memory.open(tmp_path / "home", clock=FixedClock(T0), embedder=HashingEmbedder())
+    token, _ = memory.keys.create(tenant="acme", user="ana")
+    with ThreadedServer(memory, ServiceSettings(upkeep_interval_s=0)) as server:
+        with RemoteMemory(server.url, token) as remote:
+            remote.tool().set("city", "lives in Lisbon")
+            time.sleep(0.2)
+            assert memory.index_queued() == 1
+    assert memory.index_queued() == 0  # the stop's drain wrote it
+    memory.close()

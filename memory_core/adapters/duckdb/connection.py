@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
 import duckdb
 
@@ -72,3 +72,32 @@ class DuckDBConnection:
 
     def close(self) -> None:
         self.con.close()
+
+
+T = TypeVar("T")
+
+
+class StoreCache(Generic[T]):
+    """A value loaded from the store once and kept until a write of what it summarizes drops it
+    (this process is the home's only writer). Read under a lock of its own, so a reader never
+    waits behind a write holding the store's; loaded and dropped under both, the store's first
+    (the order writers take them in), so no write lands between a load's query and its fill."""
+
+    def __init__(self, db: DuckDBConnection, load: Callable[[], T]) -> None:
+        self._db, self._load = db, load
+        self._value: T | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> T:
+        with self._lock:
+            value = self._value
+        if value is None:
+            with self._db.lock, self._lock:
+                if self._value is None:
+                    self._value = self._load()
+                value = self._value
+        return value
+
+    def drop(self) -> None:
+        with self._db.lock, self._lock:
+            self._value = None

@@ -107,7 +107,7 @@ class DuckDBHome:
         tamper with a home on purpose, and for an operator's one-off repair. Nothing in
         ``memory_core`` calls it. The caches are dropped, since the rows under them may change."""
         rows = self._db.dicts(statement, params)
-        for cached in (self.versions, self.graph, self.queue):
+        for cached in (self.versions, self.graph, self.queue, self.projections):
             cached._forget_cache()
         return rows
 

@@ -4,18 +4,26 @@ watermark, a global sequence number) and the index writes that failed, to be rep
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Sequence
 
 from ...identity import Namespace
 from ...model import FactVersion
-from .connection import NS_WHERE, DuckDBConnection, ns_params
+from .connection import DuckDBConnection, StoreCache, ns_of
 
 
 class DuckDBProjections:
-    """``ProjectionLedger`` over the home's connection."""
+    """``ProjectionLedger`` over the home's connection.
+
+    Every search asks for the failed index writes of its scope (to say so in its notes), so the
+    unresolved ones are kept (``StoreCache``), loaded in one query when first asked and dropped by
+    each ledger write."""
 
     def __init__(self, db: DuckDBConnection) -> None:
         self._db = db
+        self._failures = StoreCache(db, self._load_failures)  # fact ids, sorted, per scope
+
+    def _forget_cache(self) -> None:
+        self._failures.drop()
 
     def index_watermark(self) -> int:
         found = self._db.meta("index_seq")
@@ -27,6 +35,7 @@ class DuckDBProjections:
 
     def record_projection_failure(self, states: Sequence[FactVersion], error: str, at: datetime) -> None:
         with self._db.tx() as con:
+            self._failures.drop()
             con.executemany(
                 "INSERT INTO projection_failures VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
                 [[s.fact_id, s.tenant, s.scope.value, s.owner_id, s.key, error[:500], at] for s in states],
@@ -34,6 +43,7 @@ class DuckDBProjections:
 
     def resolve_projection_failures(self, fact_ids: Sequence[str], at: datetime) -> None:
         with self._db.tx() as con:
+            self._failures.drop()
             con.execute(
                 "UPDATE projection_failures SET resolved_at = ? "
                 "WHERE resolved_at IS NULL AND list_contains(?, fact_id)",
@@ -42,9 +52,17 @@ class DuckDBProjections:
 
     def pending_projection_failures(self, namespace: Namespace | None = None) -> list[str]:
         """Fact ids whose index write failed and has not been repaired yet."""
-        sql = "SELECT DISTINCT fact_id FROM projection_failures WHERE resolved_at IS NULL"
-        params: list[Any] = []
+        failures = self._failures.get()
         if namespace is not None:
-            sql += f" AND {NS_WHERE}"
-            params = ns_params(namespace)
-        return [r[0] for r in self._db.rows(sql + " ORDER BY fact_id", params)]
+            return list(failures.get(namespace, ()))
+        return sorted(f for ids in failures.values() for f in ids)
+
+    def _load_failures(self) -> dict[Namespace, list[str]]:
+        rows = self._db.rows(
+            "SELECT DISTINCT fact_id, tenant, scope, owner_id FROM projection_failures "
+            "WHERE resolved_at IS NULL ORDER BY fact_id"
+        )
+        found: dict[Namespace, list[str]] = {}
+        for fact_id, tenant, scope, owner_id in rows:
+            found.setdefault(ns_of(tenant, scope, owner_id), []).append(fact_id)
+        return found

@@ -18,7 +18,7 @@ import duckdb
 
 from ...identity import Namespace
 from ...ports import QueueRow
-from .connection import NS_WHERE, DuckDBConnection, ns_of, ns_params
+from .connection import NS_WHERE, DuckDBConnection, StoreCache, ns_of, ns_params
 from .schema import utc
 
 # The table itself is created with the rest of the schema (``schema.DDL``).
@@ -72,31 +72,29 @@ class DuckDBQueue:
         self._db = db
         # Unfinished jobs per namespace, for every search to read: kept here, dropped by each queue
         # write (this process is the home's only writer), reloaded in one query when next read.
-        self._unfinished: dict[Namespace, int] | None = None
+        self._unfinished = StoreCache(db, self._count_unfinished)
 
     def unfinished_jobs(self, namespace: Namespace) -> int:
         """Pending and running jobs of a namespace (what ``search`` reports as pending_extraction)."""
-        # Under the store's lock: a write between the read and the fill would leave stale counts.
-        with self._db.lock:
-            if self._unfinished is None:
-                rows = self._db.rows(
-                    "SELECT tenant, scope, owner_id, count(*) FROM extraction_queue "
-                    "WHERE status IN ('pending', 'running') GROUP BY 1, 2, 3",
-                    [],
-                )
-                self._unfinished = {ns_of(t, s, o): int(n) for t, s, o, n in rows}
-            return self._unfinished.get(namespace, 0)
+        return self._unfinished.get().get(namespace, 0)
+
+    def _count_unfinished(self) -> dict[Namespace, int]:
+        rows = self._db.rows(
+            "SELECT tenant, scope, owner_id, count(*) FROM extraction_queue "
+            "WHERE status IN ('pending', 'running') GROUP BY 1, 2, 3",
+            [],
+        )
+        return {ns_of(t, s, o): int(n) for t, s, o, n in rows}
 
     def _forget_cache(self) -> None:
-        with self._db.lock:
-            self._unfinished = None
+        self._unfinished.drop()
 
     @contextmanager
     def _write(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A queue write's transaction. The counts are dropped under the store's lock, which
         readers hold too: none caches the old counts."""
         with self._db.tx() as con:
-            self._unfinished = None
+            self._forget_cache()
             yield con
 
     def enqueue(

@@ -13,8 +13,9 @@ import json
 import threading
 import warnings
 from datetime import timedelta
+from functools import wraps
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar, cast
 
 import lance
 import lancedb
@@ -24,10 +25,11 @@ import pyarrow as pa
 from ...environment import lance_compute_threads
 from ...errors import EmbedderMismatch
 from .filters import fact_ids_in, sql_str
+from .hydrate import complete_rows
 from .read import DERIVED_COLUMNS, SPAN_COLUMNS, IndexSnapshot, SnapshotSource, live_spans
 from .resident import ResidentColumns
 from .rows import schema
-from .served import Served, ServedRows
+from .served import NOTHING_HIDDEN, Served, ServedRows
 
 TABLE = "memory_index"
 META_FILE = "memory_index.meta.json"
@@ -45,6 +47,18 @@ _NEW_TABLE = {"new_table_data_storage_version": FILE_FORMAT}
 NPROBES = 32
 # Appends are folded into fragments of up to this many rows; larger ones are left as they are.
 SMALL_FRAGMENT_ROWS = 8192
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_writer(method: F) -> F:
+    """Run a method that writes the table under ``LanceIndex.writing`` (see there)."""
+
+    @wraps(method)
+    def locked(self: "LanceIndex", *args: Any, **kwargs: Any) -> Any:
+        with self.writing:
+            return method(self, *args, **kwargs)
+
+    return cast(F, locked)
 
 
 class LanceIndex:
@@ -70,6 +84,9 @@ class LanceIndex:
         self._db = lancedb.connect(str(self.folder), read_consistency_interval=timedelta(0))
         self._table: Any = None
         self._opening = threading.Lock()
+        # One writer of the table at a time in this process (``one_writer``): a fold on the upkeep
+        # thread must not race another write. Taken before ``_served.lock``, never after it.
+        self.writing = threading.RLock()
         self._served = ServedRows()  # newer states go in beside older rows (see ``served``)
         self._source = SnapshotSource(self.folder / f"{TABLE}.lance", resident)
         self._check_meta()
@@ -110,6 +127,7 @@ class LanceIndex:
     def _data(self, rows: pa.Table | Sequence[dict[str, Any]]) -> pa.Table:
         return rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(list(rows), schema=self._schema)
 
+    @one_writer
     def upsert(self, rows: pa.Table | Sequence[dict[str, Any]]) -> None:
         """Insert or replace rows by fact_id."""
         data = self._data(rows)
@@ -126,6 +144,7 @@ class LanceIndex:
             return
         table.merge_insert("fact_id").when_matched_update_all().when_not_matched_insert_all().execute(data)
 
+    @one_writer
     def add(self, rows: pa.Table | Sequence[dict[str, Any]]) -> None:
         """Append rows of facts the table does not hold yet (new facts): cheaper than a merge."""
         data = self._data(rows)
@@ -136,6 +155,7 @@ class LanceIndex:
             return
         self.table.add(data)
 
+    @one_writer
     def append_states(self, rows: pa.Table | None, served: dict[str, str | None]) -> None:
         """Append newer states of facts (``rows``) and stop serving every other row of the facts
         in ``served`` (fact id -> the version to serve; None: serve none of its rows)."""
@@ -150,6 +170,7 @@ class LanceIndex:
         """(rows no longer served, at most; fragments appended since the last fold)."""
         return self._served.current.hidden, self._served.appends
 
+    @one_writer
     def settle(self, *, compact: bool = True) -> int:
         """Delete the rows no longer served, in one delete per thousand facts, and fold the small
         fragments appends left into few (``compact``); answers how many facts it settled. The map
@@ -170,28 +191,32 @@ class LanceIndex:
                     where += " AND version_id NOT IN (" + ", ".join(sql_str(v) for v in keep) + ")"
                 table.delete(where)
             self._served.take()
-        if compact and self._served.appends > 1:
+        if compact:
             self.compact_small()
-        elif compact:  # one fragment has nothing to be folded with
-            self._served.appends = 0
         return len(served)
 
+    @one_writer
     def compact_small(self) -> None:
         """Fold small fragments (appends) into few, leaving large ones and deletions alone: about
-        0.1 s for 60 fragments at 100k rows, where a full compaction took 2.8 s."""
-        with self._served.lock:
-            # On a handle of its own: compacting moves the dataset object it runs on to the new
-            # version, and the latest snapshot's is the one searches are reading.
-            lance.dataset(self._source.uri).optimize.compact_files(
-                target_rows_per_fragment=SMALL_FRAGMENT_ROWS, materialize_deletions=False
-            )
+        0.1 s for 60 fragments at 100k rows, where a full compaction took 2.8 s. Not under the
+        served lock: the versions before and after a fold hold the same rows, so the published
+        ``Served`` fits either."""
+        if self._served.appends <= 1:  # one fragment has nothing to be folded with
             self._served.appends = 0
+            return
+        # On a handle of its own: compacting moves the dataset object it runs on to the new
+        # version, and the latest snapshot's is the one searches are reading.
+        lance.dataset(self._source.uri).optimize.compact_files(
+            target_rows_per_fragment=SMALL_FRAGMENT_ROWS, materialize_deletions=False
+        )
+        self._served.appends = 0
 
     def served(self) -> tuple[IndexSnapshot | None, Served]:
         """The table's latest version and which rows of it are served (``served.ServedRows``)."""
         with self._served.lock:
             return self.snapshot(), self._served.current
 
+    @one_writer
     def delete_facts(self, fact_ids: Sequence[str]) -> None:
         """Drop the rows of facts that must not be served or kept (tombstoned, high, redacted, ...)."""
         if not fact_ids or self.table is None:
@@ -200,6 +225,7 @@ class LanceIndex:
             chunk = fact_ids[start : start + 1000]
             self.table.delete(fact_ids_in(chunk))
 
+    @one_writer
     def purge_history(self) -> None:
         """Fold the table into one version and drop older versions and files, so nothing a later
         change removed (a redacted value) survives in the folder; rebuild the text index."""
@@ -214,6 +240,7 @@ class LanceIndex:
             table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
         self._source.resident.clear()  # nor in this process's memory
 
+    @one_writer
     def replace_all(self, data: pa.Table) -> None:
         """Rebuild the table from scratch (reindex): overwritten in place, so a reader sees the old
         rows or the new ones. A table made in an older file format is dropped first instead, once
@@ -244,6 +271,7 @@ class LanceIndex:
         stats = self.table.index_stats("text_idx")
         return 0 if stats is None else int(stats.num_unindexed_rows)
 
+    @one_writer
     def optimize(self, *, cleanup_older_than: timedelta | None = timedelta(days=1)) -> dict[str, Any]:
         """Fold appended rows into the indexes; build an ANN vector index once the table is large."""
         table = self.table
@@ -258,6 +286,7 @@ class LanceIndex:
             self.build_vector_index()
         return {"rows": rows, "unindexed_rows": self.unindexed_rows()}
 
+    @one_writer
     def build_scalar_indexes(self) -> None:
         """Scalar indexes on the columns every prefilter names: they keep filtered search fast.
 
@@ -279,6 +308,7 @@ class LanceIndex:
                 self.table.drop_index(old.name)  # a replace of another type would add a second index
             self.table.create_index(column, config=config, replace=True)
 
+    @one_writer
     def build_vector_index(self, *, num_partitions: int | None = None) -> None:
         from lancedb.index import IvfFlat
 
@@ -352,39 +382,11 @@ class LanceIndex:
         was compacted in between) is looked up again by fact id; a fact gone from the index
         (deleted in between) keeps its leg row and is marked ``_gone``."""
         pending = [r for r in rows if "value_json" not in r]
-        snapshot, served = self.served() if pending else (None, None)
-        if snapshot is None:
-            return
-        rest = [n for n in (columns or self._row_columns) if n != "fact_id"]  # fact_id: to check the take
-        if read_at is not None and read_at.version == snapshot.version:
-            for row, full in zip(pending, snapshot.take([r["_rowid"] for r in pending], rest)):
-                row.update((n, full[n]) for n in rest if n not in row)
-            return
-        rest = list(dict.fromkeys([*rest, "status", "version_id", *SPAN_COLUMNS]))  # what the last check reads, now
-        # Only row ids of fragments this version still has: one of a fragment compacted away
-        # since can make Lance panic (a BaseException, not an error) instead of raising. Those
-        # rows are looked up by fact id below.
-        fragments = {f.fragment_id for f in snapshot.dataset.get_fragments()}
-        takeable = [r["_rowid"] for r in pending if r["_rowid"] >> 32 in fragments]
-        try:  # read from the files, not memory: a row deleted since is left out, not answered
-            taken = snapshot.take(takeable, ["fact_id", *rest], resident=False) if takeable else []
-        except (OSError, ValueError):  # a row id past the end of a rewritten fragment
-            taken = []
-        # By fact id, not by place: a row deleted since is left out of the take, and the rows after
-        # it would no longer line up with the rows asked for.
-        # A row superseded since (its fact's newer state appended) is looked up again by fact id.
-        wanted = {r["fact_id"] for r in pending}
-        found = {r["fact_id"]: r for r in taken if r["fact_id"] in wanted and served.admits(r)}
-        missing = [r["fact_id"] for r in pending if r["fact_id"] not in found]
-        if missing:
-            rows_now = snapshot.rows_where(fact_ids_in(missing), ["fact_id", *rest])
-            found.update((r["fact_id"], r) for r in rows_now if served.admits(r))
-        for row in pending:
-            full = found.get(row["fact_id"])
-            if full is None:
-                row["_gone"] = True
-            else:
-                row.update((n, full[n]) for n in rest)
+        snapshot, served = self.served() if pending else (None, NOTHING_HIDDEN)
+        if snapshot is not None:
+            complete_rows(
+                pending, [n for n in (columns or self._row_columns) if n != "fact_id"], snapshot, served, read_at
+            )
 
     def heads(self) -> list[tuple[str, str, str]]:
         """(fact_id, version_id, value_json) of every row, duplicates included: what a

@@ -10,18 +10,21 @@ appended after it (by a process that crashed before its flush, or one opened wit
 embedder) are re-projected the first time the index is needed. A failed index write is recorded
 in ``projection_failures`` and repaired later: it never fails the primary write.
 
-Many threads share one projector. Everything that reads or moves the queue, the watermark or the
-table runs under the store's lock (``versions.locked()``, re-entrant; a commit enqueues under it):
-a flush never drops a state enqueued while it takes the queue, two flushes never write one fact
-out of order, and the watermark never passes a state that is not written. The lock is always
-taken before anything the projector calls takes (the store's own statements take it too).
+Many threads share one projector. The queue is read and moved under the store's lock
+(``versions.locked()``, re-entrant; a commit enqueues under it), so a flush never drops a state
+enqueued while it takes the queue. The table is written under the index's writer lock
+(``LanceIndex.writing``), which a flush takes before it lets go of the store's: two flushes write
+in the order they took their queues, never one fact out of order, and commits need not wait for
+the index write. The watermark moves only past states written. Locks are taken in one order: the
+store's, then the writer's, then the served rows'; nothing that holds the writer lock takes the
+store's.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -29,11 +32,12 @@ import pyarrow as pa
 
 from ...identity import Namespace
 from ...model import FactVersion
-from ...ports import Clock, Embedder, IndexConsistency, NewRows, ProjectionLedger, VersionLog
+from ...ports import Clock, Embedder, NewRows, ProjectionLedger, VersionLog
 from ...texts import index_text
 from ...vectors import VectorRows, gather_rows
 from .index import LanceIndex
-from .rows import index_table, rows_of_fields, schema
+from .mending import Indexable, IndexMending
+from .rows import index_table, rows_of_fields
 
 log = logging.getLogger(__name__)
 _INDEX_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memcore-index")
@@ -41,13 +45,18 @@ _INDEX_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memcore-in
 # settles them (one delete: about 20 ms at 100k rows; folding 32 fragments about 0.1 s).
 SETTLE_AT_ROWS = 64
 COMPACT_AT_APPENDS = 32
+# What ``tend`` (index upkeep between requests, off the search path) lets wait before it folds
+# the appended fragments: each one costs every search a few milliseconds per leg (about 25
+# appended fragments made a leg 7 ms where 3 left it 4.5: docs/benchmarks.md, "Memory service
+# under load, third pass").
+TEND_FOLD_AT_APPENDS = 8
 # Seqs the stored watermark may lag what the index holds (a restart re-projects at most these).
 WATERMARK_LAG = 256
-Progress = Callable[[int, int], None]
-Indexable = Callable[[FactVersion], bool]
 
 
-class IndexProjector:
+class IndexProjector(IndexMending):
+    """``IndexSink`` over Lance (the module doc); checking and mending in ``IndexMending``."""
+
     def __init__(
         self,
         versions: VersionLog,
@@ -78,6 +87,13 @@ class IndexProjector:
         # be settled, so that everything past the stored watermark is what a restart replays, and
         # a replay replaces every row of its facts (``_write``).
         self._written = self._stored = -1
+        # Enqueue calls made, and how many of them the index has written: equal, nothing waits,
+        # and a search need not take the store's lock to learn so (``flush``). Written starts
+        # behind, so the first flush (which catches up with the store) always runs.
+        self._enqueued, self._flushed_through = 0, -1
+        # Index writes that failed, waiting to be recorded once no index lock is held (``_record``).
+        self._failures_waiting: list[tuple[list[FactVersion], str]] = []
+        self._failures_lock = threading.Lock()
 
     def _embed_states(self, states: Sequence[FactVersion]) -> np.ndarray:
         return self.embedder.embed([index_text(s.key, s.value) for s in states])
@@ -94,6 +110,7 @@ class IndexProjector:
                     self._pending[state.fact_id] = state
             if vectors:
                 self._vectors.append(vectors)
+            self._enqueued += 1
             if len(self._pending) >= self.flush_at and not hold:
                 self.flush()
 
@@ -110,7 +127,14 @@ class IndexProjector:
     def queued(self) -> int:
         return len(self._pending)  # read without the lock: a gauge, not a decision
 
-    def flush(self, new_rows: NewRows | None = None, *, settle: bool = True) -> int:
+    def _nothing_queued(self) -> bool:
+        """True when every enqueue so far has been written (read without the lock: ``enqueued``
+        first, so a write acknowledged before this call is either counted written or seen
+        waiting)."""
+        enqueued = self._enqueued
+        return self._flushed_through >= enqueued
+
+    def flush(self, new_rows: NewRows | None = None, *, settle: bool = True, fold: bool = True) -> int:
         """Write every queued state to the index. Returns how many facts were written or dropped.
         A read-only home has nothing queued and may not move the watermark: nothing to do.
 
@@ -121,49 +145,125 @@ class IndexProjector:
         ``settle``: also delete the rows that newer states replaced and fold the appended
         fragments (``LanceIndex.settle``), leaving one row per fact. A search passes False: the
         rows it must not see are filtered as it reads, and they are settled in one go once
-        ``SETTLE_AT_ROWS`` such rows or ``COMPACT_AT_APPENDS`` appends wait."""
+        ``SETTLE_AT_ROWS`` such rows or ``COMPACT_AT_APPENDS`` appends wait. With nothing queued
+        it returns at once, without the store's lock.
+
+        ``fold``: settling also folds the appended fragments; ``tend`` passes False and folds
+        at its own threshold."""
         if self.versions.read_only:
             if new_rows is not None:
                 new_rows.done()
             return 0
-        with self.versions.locked():  # no commit between taking the queue and moving the watermark
+        if not settle and new_rows is None and self._nothing_queued():
+            return 0  # a search after the upkeep thread (or another search) wrote the queue
+        # The queue is taken under the store's lock (no commit in between), and the index's writer
+        # lock is taken before the store's is let go: flushes write in the order they took their
+        # queues, while commits go on beside the index write (unless the caller holds the store's
+        # lock itself: a repair, a bulk commit). Nothing below takes the store's lock while the
+        # writer lock is held (failures and the watermark are recorded after). A bulk commit's
+        # rows are appended on a worker thread, which takes the writer lock itself; its caller
+        # holds the store's lock throughout, so no other flush can take a queue meanwhile.
+        hand_over = new_rows is None or not new_rows.count
+        store = self.versions.locked()
+        store.__enter__()
+        try:
             self._catch_up()
-            states: list[FactVersion] = []
-            if self._pending or new_rows is not None:
-                watermark = self.versions.last_seq
-                states = list(self._pending.values())
-                self._pending, vectors, self._vectors = {}, self._vectors, []
-                self._write(states, vectors, new_rows)
-                self._written = watermark
+            taken, watermark = self._enqueued, self.versions.last_seq
+            states = list(self._pending.values())
+            self._pending, vectors, self._vectors = {}, self._vectors, []
+            indexed = self._indexable(states)  # reads tenant settings, under the store's lock
+            if hand_over:
+                self.index.writing.acquire()
+        finally:
+            store.__exit__(None, None, None)
+        try:
+            if states or new_rows is not None:
+                failed = self._write(states, indexed, vectors, new_rows)
+                if failed is not None:  # before the watermark moves past them (``_record``)
+                    with self._failures_lock:
+                        self._failures_waiting.append(failed)
+                self._written = max(self._written, watermark)
+            self._flushed_through = max(self._flushed_through, taken)
             hidden, appends = self.index.unsettled
             settling = (settle and (hidden or appends)) or hidden >= SETTLE_AT_ROWS or appends >= COMPACT_AT_APPENDS
             if settling:
-                self._settle()
-            if self._written > self._stored and not self.index.unsettled[0]:
-                if settle or settling or self._written - self._stored >= WATERMARK_LAG:
-                    self.projections.set_index_watermark(self._written)
-                    self._stored = self._written
+                self._settle(fold=fold)
+            store_watermark = not self.index.unsettled[0] and (
+                settle or settling or self._written - self._stored >= WATERMARK_LAG
+            )
+        finally:
+            if hand_over:
+                self.index.writing.release()
+        if self._failures_waiting or store_watermark:
+            self._record(store_watermark)
         if new_rows is not None:
             new_rows.done()
         return len(states) + (new_rows.count if new_rows is not None else 0)
 
-    def _settle(self) -> None:
+    def _record(self, store_watermark: bool) -> None:
+        """Record the index writes that failed, then (``store_watermark``) how far the index has
+        caught up, in that order and under the store's lock: a stored watermark never passes a
+        failure not yet recorded for repair."""
+        with self.versions.locked():
+            written = self._written  # read first: a failure it covers was queued before it moved
+            with self._failures_lock:
+                waiting, self._failures_waiting = self._failures_waiting, []
+            for states, error in waiting:
+                log.warning("index write failed for %d facts; recorded for repair: %s", len(states), error)
+                self.projections.record_projection_failure(states, error, self.clock.now())
+            if store_watermark and written > self._stored:
+                self.projections.set_index_watermark(written)
+                self._stored = written
+
+    def tend(self) -> bool:
+        """Index upkeep between requests, for a thread of its own (the memory service runs one):
+        write what is queued, delete the replaced rows once ``SETTLE_AT_ROWS`` wait, and fold the
+        appended fragments once ``TEND_FOLD_AT_APPENDS`` wait, that last without the store's lock
+        (writes go on meanwhile; only another index write waits for the fold). So searches seldom
+        find anything to write, settle or fold themselves. True when it did something."""
+        if self.versions.read_only:
+            return False
+        worked = False
+        if not self._nothing_queued() or self.index.unsettled[0] >= SETTLE_AT_ROWS:
+            self.flush(settle=False, fold=False)
+            worked = True
+        if self.index.unsettled[1] >= TEND_FOLD_AT_APPENDS:
+            try:
+                self.index.compact_small()
+            except Exception as exc:  # noqa: BLE001 - like a settle: the fragments stay, still served
+                log.warning("folding the index's appended fragments failed: %s", exc)
+            worked = True
+        return worked
+
+    def _settle(self, *, fold: bool = True) -> None:
         try:
-            self.index.settle()
+            self.index.settle(compact=fold)
         # Like an index write: the rows stay filtered (never served) until a later settle succeeds.
         except Exception as exc:  # noqa: BLE001
             log.warning("settling the index failed; its superseded rows stay filtered: %s", exc)
 
+    def _indexable(self, states: Sequence[FactVersion]) -> list[bool] | Exception:
+        """Which states the index serves; what it raised when that could not be told (the states
+        are then recorded for repair, as a failed write)."""
+        try:
+            return [self.indexable(s) for s in states]
+        except Exception as exc:  # noqa: BLE001 - like a failed index write: the commit stands
+            return exc
+
     def _write(
         self,
         states: Sequence[FactVersion],
+        indexed: Sequence[bool] | Exception,
         vectors: Sequence[Mapping[str, np.ndarray]],
         new_rows: NewRows | None = None,
-    ) -> None:
-        indexed = [self.indexable(s) for s in states]
-        keep = [s for s, ok in zip(states, indexed) if ok]
-        drop = [s.fact_id for s, ok in zip(states, indexed) if not ok]
+    ) -> tuple[list[FactVersion], str] | None:
+        """Write ``states`` (``indexed``: which of them the index serves) and ``new_rows``; the
+        states that failed and why, for the caller to record once it holds no index lock."""
         try:
+            if isinstance(indexed, Exception):
+                raise indexed
+            keep = [s for s, ok in zip(states, indexed) if ok]
+            drop = [s.fact_id for s, ok in zip(states, indexed) if not ok]
             held = [v.keys() for v in vectors]
             missing = (
                 [s for s in keep if s.fact_id not in held[0]]
@@ -201,6 +301,7 @@ class IndexProjector:
                 new_rows.run_beside()
                 writing.result()
             self._replayed.difference_update(s.fact_id for s in states)
+            return None
         # The one deliberate catch-all of the core: whatever the index or the embedder raised,
         # the primary write has committed and must stand. The failure is recorded for repair.
         except Exception as exc:  # noqa: BLE001
@@ -208,57 +309,7 @@ class IndexProjector:
             if new_rows is not None:
                 new_rows.run_beside()
                 failed += new_rows.states()
-            log.warning("index write failed for %d facts; recorded for repair: %s", len(failed), exc)
-            self.projections.record_projection_failure(failed, f"{type(exc).__name__}: {exc}", self.clock.now())
-
-    def repair(self) -> int:
-        """Re-project every fact whose index write failed, and every fact ``consistency`` finds
-        out of step: write the missing and stale, forget the extra, rewrite the duplicated.
-        Returns how many facts were mended."""
-        with self.versions.locked():
-            self.flush()
-            pending = self.projections.pending_projection_failures()
-            report = self._consistency(pending)
-            rewrite = sorted({*pending, *report.missing, *report.stale, *report.duplicated})
-            states = self.versions.latest_states(rewrite)
-            keep = [s for s in states if self.indexable(s)]
-            # A fact held twice is dropped first: a merge into two target rows would keep both.
-            gone = {*report.extra, *report.duplicated, *(s.fact_id for s in states if not self.indexable(s))}
-            gone |= set(rewrite) - {s.fact_id for s in states}  # unknown to the log: nothing to serve
-            self.index.delete_facts(sorted(gone))
-            if keep:
-                self.index.upsert(index_table(keep, self._embed_states(keep), self.index.dim))
-            if pending:
-                self.projections.resolve_projection_failures(pending, self.clock.now())
-            mended = len({*rewrite, *report.extra})
-        if mended:
-            log.info("index repair mended %d facts (%d recorded failures)", mended, len(pending))
-        return mended
-
-    def reindex(self, *, batch: int = 4096, progress: Progress | None = None) -> int:
-        """Rebuild the index from the store's latest fact states."""
-        with self.versions.locked():  # a commit in between would be dropped or doubled
-            self._pending, self._vectors, self._caught_up = {}, [], True
-            watermark = self.versions.last_seq
-            states = [s for s in self.versions.latest_states() if self.indexable(s)]
-            tables = []
-            for start in range(0, len(states), batch):
-                chunk = states[start : start + batch]
-                tables.append(index_table(chunk, self._embed_states(chunk), self.index.dim))
-                if progress:
-                    progress(min(start + batch, len(states)), len(states))
-            data = pa.concat_tables(tables) if tables else schema(self.index.dim).empty_table()
-            # The table may be dropped before it is written anew (to leave an old file format): until
-            # that is done the watermark says nothing is indexed, so a run stopped in between is
-            # caught up from the store at the next open.
-            self.projections.set_index_watermark(0)
-            self.index.replace_all(data)
-            self.projections.set_index_watermark(watermark)
-            self._written = self._stored = watermark
-            pending = self.projections.pending_projection_failures()
-            if pending:
-                self.projections.resolve_projection_failures(pending, self.clock.now())
-            return len(states)
+            return failed, f"{type(exc).__name__}: {exc}"
 
     def build_rows(
         self,
@@ -268,68 +319,3 @@ class IndexProjector:
         namespace: Namespace | None = None,
     ) -> pa.Table:
         return rows_of_fields(field, texts, vectors, self.index.dim, namespace)
-
-    def forget(self, fact_ids: Sequence[str]) -> None:
-        """A redaction: write the queue, drop the facts' rows, and fold the table so that no older
-        version of its files (nor this process's memory) keeps what was redacted."""
-        with self.versions.locked():
-            self.flush()
-            self.index.delete_facts(fact_ids)
-            self.index.purge_history()
-
-    def optimize(self, *, cleanup_older_than: timedelta | None = timedelta(days=1)) -> dict[str, Any]:
-        with self.versions.locked():  # a compaction racing an index write fails one of them
-            self.flush()  # one row per fact first
-            return self.index.optimize(cleanup_older_than=cleanup_older_than)
-
-    def status(self) -> dict[str, Any]:
-        hidden, appends = self.index.unsettled
-        return {
-            "rows": self.index.count(),
-            "unindexed_rows": self.index.unindexed_rows(),
-            # Waiting for the index to settle: rows no longer served (at most), and appends.
-            "unsettled_rows": hidden,
-            "unsettled_appends": appends,
-            "pending_repairs": len(self.projections.pending_projection_failures()),
-            "embedder": self.embedder.name,
-            "dim": self.embedder.dim,
-        }
-
-    def consistency(self) -> IndexConsistency:
-        """Does the index agree with the store, fact id by fact id? Written what is queued first,
-        as a search would, and read under the store's lock, so no write lands between the reads."""
-        with self.versions.locked():
-            self.flush()
-            return self._consistency(self.projections.pending_projection_failures())
-
-    def _consistency(self, pending: Sequence[str]) -> IndexConsistency:
-        return compare(self.versions.latest_states(), self.index.heads(), self.indexable, pending)
-
-
-def compare(
-    latest: Sequence[FactVersion],
-    rows: Sequence[tuple[str, str, str]],
-    indexable: Indexable,
-    pending: Sequence[str] = (),
-) -> IndexConsistency:
-    """The index's rows (fact id, version id, value JSON) against the facts' latest states."""
-    by_fact = {s.fact_id: s for s in latest}
-    wanted = {f for f, s in by_fact.items() if indexable(s)}
-    held: dict[str, list[tuple[str, str]]] = {}
-    for fact_id, version_id, value_json in rows:
-        held.setdefault(fact_id, []).append((version_id, value_json))
-    stale = [
-        f
-        for f, found in held.items()
-        if f in wanted and any(row != (by_fact[f].id, by_fact[f].value_json) for row in found)
-    ]
-    return IndexConsistency(
-        facts=len(by_fact),
-        indexable=len(wanted),
-        index_rows=len(rows),
-        missing=tuple(sorted(wanted - held.keys())),
-        stale=tuple(sorted(stale)),
-        extra=tuple(sorted(held.keys() - wanted)),
-        duplicated=tuple(sorted(f for f, found in held.items() if f in wanted and len(found) > 1)),
-        pending_repair=tuple(sorted(pending)),
-    )

@@ -1,0 +1,97 @@
+"""Who waits for whom around the retrieval index: a commit does not wait for an index write, a
+search with nothing queued takes none of the store's locks, and the upkeep thread (``tend``)
+writes, settles and folds beside writers and searches without losing or doubling a row.
+
+Index writes are held open through a port implementation (``tests.index_faults``)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from memory_core import Memory
+from memory_core.adapters.lance.projector import TEND_FOLD_AT_APPENDS
+from memory_core.api.upkeep import IndexUpkeep
+from tests.core.test_threads import RUN, assert_index_is_the_store, mixed_load, run_threads, value
+from tests.index_faults import IndexFaults
+
+
+def test_commits_go_on_while_the_index_is_written(home, clock):
+    """A flush takes the queue under the store's lock and writes the index after letting go of it:
+    a write commits while an index write is still in progress, and both reach the index in order."""
+    faults = IndexFaults()
+    with Memory.open(home, clock=clock, embedder="hashing", open_index=faults.open_index) as memory:
+        tool = memory.for_run(RUN)
+        tool.set("first", value("first"))
+        memory.flush()
+        tool.set("second", value("second"))
+        faults.append_gate = threading.Event()
+        flushing = threading.Thread(target=memory.flush)
+        flushing.start()
+        assert faults.held.wait(timeout=30)  # the flush is writing "second" to the index
+        committed = threading.Event()
+        writer = threading.Thread(target=lambda: (tool.set("third", value("third")), committed.set()))
+        writer.start()
+        committed_while_writing = committed.wait(timeout=30)
+        faults.append_gate.set()
+        flushing.join(timeout=30)
+        writer.join(timeout=30)
+        faults.append_gate = None
+        assert committed_while_writing
+        assert_index_is_the_store(memory, tool)
+
+
+def test_a_search_with_nothing_queued_does_not_wait_for_a_write_holding_the_store(home, clock):
+    """Once the queue is written, a search takes none of the store's locks (its flush has nothing
+    to do, and the notes on failed index writes and queued extraction are read from caches): a
+    write's read-decide-commit holding the store does not hold it up."""
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        tool = memory.for_run(RUN)
+        tool.set("city", value("lisbon"))
+        assert tool.recall(value("lisbon"), recipe="bm25_only", k=3).hits  # writes the queue
+        found: list[Any] = []
+        done = threading.Event()
+
+        def search() -> None:
+            found.append(tool.recall(value("lisbon"), recipe="bm25_only", k=3))
+            done.set()
+
+        with memory.session.locked():
+            worker = threading.Thread(target=search)
+            worker.start()
+            answered_while_held = done.wait(timeout=30)
+        worker.join(timeout=30)
+        assert answered_while_held
+        assert [h.key for h in found[0].hits] == ["city"]
+
+
+def test_tend_writes_the_queue_and_folds_appended_fragments(home, clock):
+    """``tend_index`` (the service's upkeep) writes what is queued, so a later search has nothing
+    to write, and folds the appended fragments once enough wait; nothing to do answers False."""
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        tool = memory.for_run(RUN)
+        for n in range(TEND_FOLD_AT_APPENDS):
+            tool.set(f"k{n}", value("k", n))
+            assert memory.index_queued() == 1
+            assert memory.tend_index()
+            assert memory.index_queued() == 0
+        assert memory.projector.status()["unsettled_appends"] == 0  # folded at the threshold
+        assert not memory.tend_index()
+        tool.set("k1", value("k", 1, "again"))  # a revision: its older row is hidden, then settled
+        assert memory.tend_index()
+        assert tool.recall(value("k", 1, "again"), recipe="bm25_only", k=3).hits[0].key == "k1"
+        assert_index_is_the_store(memory, tool)
+
+
+def test_upkeep_searches_and_writes_on_many_threads_leave_the_index_exactly_the_store(tmp_path, clock):
+    """The mixed load of writers and searchers with a thread tending the index all along (as the
+    service runs it): nothing deadlocks, and the index ends exactly the store."""
+    faults = IndexFaults(append_delay_s=0.002)
+    with Memory.open(tmp_path / "home", clock=clock, embedder="hashing", open_index=faults.open_index) as memory:
+        upkeep = IndexUpkeep(memory, 0.001).start()
+        try:
+            run_threads([mixed_load(memory, n) for n in range(4)])
+        finally:
+            upkeep.stop()
+        assert upkeep.failed == 0 and upkeep.tended > 0
+        assert_index_is_the_store(memory, memory.for_run(RUN))
