@@ -144,6 +144,10 @@ def combine(results: list[dict], seconds: float, window: float | None = None) ->
         ]
         for op in OPS
     }
+    late = {
+        op: [v for r in results for v, at in zip(r["late_ms"][op], r["begun_s"][op]) if window is None or at < window]
+        for op in OPS
+    }
     errors: Counter[str] = Counter()
     verdicts: Counter[str] = Counter()
     checks: Counter[str] = Counter()
@@ -166,6 +170,8 @@ def combine(results: list[dict], seconds: float, window: float | None = None) ->
                 "p99_ms": float(np.percentile(arr, 99)),
                 "mean_ms": float(arr.mean()),
                 "ops_per_s": len(values) / wall,
+                # Paced runs: how late the op was sent (the client's own wake-up, not the service).
+                "sent_late_p50_ms": float(np.percentile(late[op], 50)) if late[op] else 0.0,
             }
     return {
         "clients": len(results),

@@ -72,6 +72,7 @@ def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[s
     cut_get, cut_set = mix["get"], mix["get"] + mix["set"]
     latency: dict[str, list[float]] = {op: [] for op in OPS}
     begun: dict[str, list[float]] = {op: [] for op in OPS}  # when each timed op began, in s from the start
+    late: dict[str, list[float]] = {op: [] for op in OPS}  # paced: from when it was due to when it was sent
     errors: Counter[str] = Counter()
     verdicts: Counter[str] = Counter()
     acked: dict[str, list[Any]] = {}  # key -> [value, version id, order]
@@ -105,6 +106,7 @@ def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[s
                 # letters and digits only, or the templates would split it and pair its first part.
                 value = f"w{tag}x{n} {bodies[n % len(bodies)]}"
                 t0 = due if rate else time.perf_counter()
+                late["set"].append((time.perf_counter() - t0) * 1000)
                 result = tool.set(key, value)
                 latency["set"].append((time.perf_counter() - t0) * 1000)
                 begun["set"].append(t0 - started)
@@ -119,6 +121,7 @@ def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[s
                 else:
                     key = "fact0"
                 t0 = due if rate else time.perf_counter()
+                late["get"].append((time.perf_counter() - t0) * 1000)
                 got = tool.get(key)
                 latency["get"].append((time.perf_counter() - t0) * 1000)
                 begun["get"].append(t0 - started)
@@ -132,6 +135,7 @@ def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[s
             else:
                 query = f"{rng.choice(SUBJECTS)} {rng.choice(QUESTION_VERBS)} {rng.choice(QUESTION_PLACES)}"
                 t0 = due if rate else time.perf_counter()
+                late["recall"].append((time.perf_counter() - t0) * 1000)
                 found = tool.recall(query, k=10)
                 latency["recall"].append((time.perf_counter() - t0) * 1000)
                 begun["recall"].append(t0 - started)
@@ -149,6 +153,7 @@ def client_loop(tool: Any, plan: dict, seconds: float, go: Any = None) -> dict[s
         "cpu_s": time.process_time() - cpu,  # of this whole process (all its threads)
         "latency_ms": latency,
         "begun_s": begun,
+        "late_ms": late,
         "errors": dict(errors),
         "verdicts": dict(verdicts),
         "acked": acked,

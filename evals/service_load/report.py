@@ -159,6 +159,11 @@ def server_lines(runs: dict[str, dict], labels: dict[str, str]) -> list[str]:
                 if op in srv and op in runs[name]["per_op"]:
                     parts.append(f"{op} {srv[op]:.2f} ms of {runs[name]['per_op'][op]['mean_ms']:.2f} ms")
             lines.append(f"- {labels[name]}: service time / client-seen mean: " + ", ".join(parts))
+    for name, run in runs.items():
+        late = {op: v["sent_late_p50_ms"] for op, v in run["per_op"].items() if v.get("sent_late_p50_ms")}
+        if late:
+            shown = ", ".join(f"{op} {ms:.2f} ms" for op, ms in late.items())
+            lines.append(f"- {labels[name]}: sent after it was due (the client waking), p50: {shown}")
     return lines
 
 
