@@ -82,6 +82,8 @@ def _run_bulk(
 ) -> BulkResult:
     namespace = requests[0].namespace
     named = Counter(r.key for r in requests)
+    if cap and session.embedder is not None and session.peers is not None:
+        session.peers.warm(namespace)  # a first load embeds outside the store's lock
     with session.locked():
         overlay = Overlay(session, namespace)
         windows: dict[tuple, tuple] = {}

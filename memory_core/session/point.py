@@ -79,6 +79,8 @@ def embed_pairs(embedder: Embedder, pairs: Sequence[tuple[str, str]]) -> tuple[n
 def run_set(session: Session, request: SetRequest) -> WriteResult:
     state = phases.resolve_type(SetState(request, session.write_config(request.namespace.tenant)))
     embedder = session.embedder
+    if embedder is not None and session.peers is not None and phases.needs_peer_check(state):
+        session.peers.warm(request.namespace)  # a first load embeds outside the store's lock
     with session.locked():
         state = phases.check_live(state, session.versions.fact_states(request.namespace, request.key))
         state = phases.build_rows(state, session.new_id)

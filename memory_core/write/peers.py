@@ -8,6 +8,12 @@ Many threads share one cache: a namespace loaded by one while another commits a 
 not miss that write's vectors, so every call runs under one lock. The session passes the store's
 lock (a commit puts its vectors while holding it, and a load reads the store under it): a load
 then sees a commit whole or not at all, and a put waits for the load it would otherwise miss.
+
+Embedding a namespace's values takes about a second per 6,000 facts, too long to hold the
+store's lock for (every other write would wait): a writer calls ``warm`` first, without the
+lock. It loads the namespace outside the lock and keeps the vectors that commits put meanwhile;
+a second writer to the same namespace waits for that load instead of starting its own, and a
+``clear`` meanwhile (a redaction) discards it.
 """
 
 from __future__ import annotations
@@ -63,6 +69,9 @@ class PeerVectors:
         self.dim = dim
         self._load = load
         self._blocks: dict[Namespace, _Block] = {}
+        # Namespaces ``warm`` is loading outside the lock: the vectors put meanwhile, and when done.
+        self._loading: dict[Namespace, tuple[dict[str, tuple[str, np.ndarray]], threading.Event]] = {}
+        self._generation = 0  # moved by ``clear``: a load begun before it is not kept
         if locked is None:
             own = threading.RLock()
             locked = lambda: own  # noqa: E731
@@ -76,12 +85,48 @@ class PeerVectors:
             self._blocks[namespace] = block
         return block
 
+    def warm(self, namespace: Namespace) -> None:
+        """Load ``namespace`` without holding the lock while its values are embedded (see the
+        module doc); at once when it is loaded already. Call it without holding the lock."""
+        if namespace in self._blocks:
+            return
+        with self._locked():
+            if namespace in self._blocks:
+                return
+            loading = self._loading.get(namespace)
+            if loading is None:
+                loading = self._loading[namespace] = ({}, threading.Event())
+                mine, generation = True, self._generation
+            else:
+                mine = False
+        puts, done = loading
+        if not mine:  # another writer is loading it: wait for that, not for a load of our own
+            done.wait()
+            return
+        try:
+            loaded = self._load(namespace)
+        except BaseException:
+            with self._locked():
+                self._loading.pop(namespace, None)
+                done.set()
+            raise
+        with self._locked():  # installed and no longer loading in one hold: no put falls between
+            self._loading.pop(namespace, None)
+            if namespace not in self._blocks and generation == self._generation:
+                block = _Block(self.dim)
+                _put(block, loaded)
+                _put(block, puts)  # committed while it loaded: newer than what it read
+                self._blocks[namespace] = block
+            done.set()
+
     def put(self, namespace: Namespace, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
-        """Record the vectors of facts just written (only for namespaces already loaded)."""
+        """Record the vectors of facts just written (for namespaces loaded, or being loaded)."""
         with self._locked():
             block = self._blocks.get(namespace)
             if block is not None:
                 _put(block, vectors)
+            elif namespace in self._loading:
+                self._loading[namespace][0].update(vectors)
 
     def put_rows(self, namespace: Namespace, fact_ids: list[str], keys: list[str], matrix: np.ndarray) -> None:
         """``put`` for a batch whose vectors are already one matrix, row i for fact_ids[i]."""
@@ -89,6 +134,8 @@ class PeerVectors:
             block = self._blocks.get(namespace)
             if block is not None and fact_ids:
                 block.put_many(fact_ids, keys, matrix)
+            elif namespace in self._loading and fact_ids:
+                self._loading[namespace][0].update(zip(fact_ids, zip(keys, matrix)))
 
     def nearest(
         self, namespace: Namespace, vectors: np.ndarray, floor: float, limit: int = 64
@@ -113,3 +160,4 @@ class PeerVectors:
     def clear(self) -> None:
         with self._locked():
             self._blocks.clear()
+            self._generation += 1
