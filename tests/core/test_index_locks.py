@@ -95,3 +95,32 @@ def test_upkeep_searches_and_writes_on_many_threads_leave_the_index_exactly_the_
             upkeep.stop()
         assert upkeep.failed == 0 and upkeep.tended > 0
         assert_index_is_the_store(memory, memory.for_run(RUN))
+
+
+def test_the_stored_watermark_never_passes_a_replaced_row_still_in_the_table(home, clock):
+    """A settling flush decides to store its watermark, lets go of the writer lock, and a revision
+    is flushed before it stores it: the stored watermark must stay below the revision (a restart
+    replays from it, and only a replay deletes a replaced row this process no longer filters)."""
+    faults = IndexFaults()
+    with Memory.open(home, clock=clock, embedder="hashing", open_index=faults.open_index) as memory:
+        tool, projector = memory.for_run(RUN), memory.projector
+        tool.set("city", value("lisbon"))
+        memory.flush()
+        tool.set("pet", value("cat"))  # the settling flush's write
+        faults.append_gate = threading.Event()
+        settling = threading.Thread(target=memory.flush)
+        settling.start()
+        assert faults.held.wait(timeout=30)
+        with memory.session.locked():  # where the settling flush records its watermark
+            gate, faults.append_gate = faults.append_gate, None
+            gate.set()
+            assert projector.index.writing.acquire(timeout=30)  # it wrote, and let go of the writer
+            try:
+                tool.set("city", value("porto"))  # a revision: the older row is hidden, not deleted
+                projector.flush(settle=False)
+            finally:
+                projector.index.writing.release()
+            revised_at = memory.store.versions.last_seq
+        settling.join(timeout=30)
+        assert projector.index.unsettled[0] == 1
+        assert memory.store.projections.index_watermark() < revised_at

@@ -205,13 +205,17 @@ class IndexProjector(IndexMending):
         caught up, in that order and under the store's lock: a stored watermark never passes a
         failure not yet recorded for repair."""
         with self.versions.locked():
-            written = self._written  # read first: a failure it covers was queued before it moved
+            # Read together under the writer lock (store's, then writer's: the order flushes take
+            # them in): how far the index is written, and whether rows wait hidden. A flush that
+            # appends after this moves neither; a failure this covers was queued before it moved.
+            with self.index.writing:
+                written, hidden = self._written, self.index.unsettled[0]
             with self._failures_lock:
                 waiting, self._failures_waiting = self._failures_waiting, []
             for states, error in waiting:
                 log.warning("index write failed for %d facts; recorded for repair: %s", len(states), error)
                 self.projections.record_projection_failure(states, error, self.clock.now())
-            if store_watermark and written > self._stored:
+            if store_watermark and not hidden and written > self._stored:
                 self.projections.set_index_watermark(written)
                 self._stored = written
 
