@@ -46,6 +46,11 @@ class FaultyLance(LanceIndex):
         self._before_write(self.faults.merge_delay_s)
         super().upsert(rows)
 
+    def settle(self, *, compact: bool = True) -> int:
+        if self.faults.settle_failing is not None:
+            raise self.faults.settle_failing
+        return super().settle(compact=compact)
+
 
 class IndexFaults:
     """The switches of a ``FaultyLance`` and the factory that builds it into a session."""
@@ -54,6 +59,7 @@ class IndexFaults:
         # A slow append beside a quick merge: a later state of a fact could overtake its first row.
         self.append_delay_s, self.merge_delay_s = append_delay_s, merge_delay_s
         self.failing: BaseException | None = None
+        self.settle_failing: BaseException | None = None  # settling (deleting replaced rows) raises
         # While set to an unset event, an index write waits for it (``held`` says one is waiting):
         # an index write held open for as long as a test needs.
         self.append_gate: threading.Event | None = None

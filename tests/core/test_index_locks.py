@@ -9,7 +9,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
+
 from memory_core import Memory
+from memory_core.adapters.duckdb import DuckDBHome
+from memory_core.adapters.embedders import HashingEmbedder
 from memory_core.adapters.lance.projector import TEND_FOLD_AT_APPENDS
 from memory_core.api.upkeep import IndexUpkeep
 from tests.core.test_threads import RUN, assert_index_is_the_store, mixed_load, run_threads, value
@@ -124,3 +128,74 @@ def test_the_stored_watermark_never_passes_a_replaced_row_still_in_the_table(hom
         settling.join(timeout=30)
         assert projector.index.unsettled[0] == 1
         assert memory.store.projections.index_watermark() < revised_at
+
+
+def test_tend_settles_rows_a_failed_settle_left_though_nothing_is_queued(home, clock):
+    """Replaced rows a failed settle left behind (past the threshold) are deleted by the next
+    ``tend``, with nothing queued to write."""
+    from memory_core.adapters.lance.projector import SETTLE_AT_ROWS
+
+    faults = IndexFaults()
+    with Memory.open(home, clock=clock, embedder="hashing", open_index=faults.open_index) as memory:
+        tool = memory.for_run(RUN)
+        for n in range(SETTLE_AT_ROWS + 2):
+            tool.set(f"k{n}", value("k", n))
+        memory.flush()
+        faults.settle_failing = OSError("no space left on device")
+        for n in range(SETTLE_AT_ROWS + 2):
+            tool.set(f"k{n}", value("k", n, "again"))
+        tool.recall(value("k", 0, "again"), recipe="bm25_only", k=3)  # writes; its settle fails
+        assert memory.index_queued() == 0
+        assert memory.projector.status()["unsettled_rows"] >= SETTLE_AT_ROWS
+        faults.settle_failing = None
+        assert memory.tend_index()
+        assert memory.projector.status()["unsettled_rows"] == 0
+        assert_index_is_the_store(memory, tool)
+
+
+class LedgerFailingOnce:
+    """``ProjectionLedger``: the home's, but the first failure it is asked to record raises."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner, self.refused = inner, 0
+
+    def record_projection_failure(self, *args: Any) -> None:
+        if not self.refused:
+            self.refused += 1
+            raise OSError("the store is briefly unwritable")
+        self._inner.record_projection_failure(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class StoreWithLedger:
+    """``Store``: a real home's ports, its projection ledger a ``LedgerFailingOnce``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.projections = inner, LedgerFailingOnce(inner.projections)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_failed_index_write_whose_record_failed_is_recorded_by_the_next_flush(home, clock):
+    """An index write fails, and so does recording it for repair: the failure is kept and the
+    next flush records it (the search before it fails instead of answering without a note)."""
+    faults = IndexFaults()
+    store = StoreWithLedger(DuckDBHome.open(home))
+    with Memory(store, clock, embedder=HashingEmbedder(), open_index=faults.open_index) as memory:
+        tool = memory.for_run(RUN)
+        tool.set("city", value("lisbon"))
+        memory.flush()
+        faults.failing = OSError("no space left on device")
+        tool.set("pet", value("cat"))
+        with pytest.raises(OSError):
+            tool.recall(value("cat"), recipe="bm25_only", k=3)
+        faults.failing = None
+        found = tool.recall(value("cat"), recipe="bm25_only", k=3)
+        assert store.projections.refused == 1
+        assert memory.projector.status()["pending_repairs"] == 1
+        assert any("not in the index yet" in note for note in found.notes), found.notes
+        assert memory.repair_projections() == 1
+        assert [h.key for h in tool.recall(value("cat"), recipe="bm25_only", k=3).hits] == ["pet"]

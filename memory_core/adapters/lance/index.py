@@ -13,9 +13,8 @@ import json
 import threading
 import warnings
 from datetime import timedelta
-from functools import wraps
 from pathlib import Path
-from typing import Any, Callable, Sequence, TypeVar, cast
+from typing import Any, Sequence
 
 import lance
 import lancedb
@@ -30,6 +29,7 @@ from .read import DERIVED_COLUMNS, SPAN_COLUMNS, IndexSnapshot, SnapshotSource, 
 from .resident import ResidentColumns
 from .rows import schema
 from .served import NOTHING_HIDDEN, Served, ServedRows
+from .writer import one_writer
 
 TABLE = "memory_index"
 META_FILE = "memory_index.meta.json"
@@ -47,18 +47,6 @@ _NEW_TABLE = {"new_table_data_storage_version": FILE_FORMAT}
 NPROBES = 32
 # Appends are folded into fragments of up to this many rows; larger ones are left as they are.
 SMALL_FRAGMENT_ROWS = 8192
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def one_writer(method: F) -> F:
-    """Run a method that writes the table under ``LanceIndex.writing`` (see there)."""
-
-    @wraps(method)
-    def locked(self: "LanceIndex", *args: Any, **kwargs: Any) -> Any:
-        with self.writing:
-            return method(self, *args, **kwargs)
-
-    return cast(F, locked)
 
 
 class LanceIndex:
@@ -87,6 +75,8 @@ class LanceIndex:
         # One writer of the table at a time in this process (``one_writer``): a fold on the upkeep
         # thread must not race another write. Taken before ``_served.lock``, never after it.
         self.writing = threading.RLock()
+        self._not_folding = threading.Event()
+        self._not_folding.set()
         self._served = ServedRows()  # newer states go in beside older rows (see ``served``)
         self._source = SnapshotSource(self.folder / f"{TABLE}.lance", resident)
         self._check_meta()
@@ -204,12 +194,21 @@ class LanceIndex:
         if self._served.appends <= 1:  # one fragment has nothing to be folded with
             self._served.appends = 0
             return
-        # On a handle of its own: compacting moves the dataset object it runs on to the new
-        # version, and the latest snapshot's is the one searches are reading.
-        lance.dataset(self._source.uri).optimize.compact_files(
-            target_rows_per_fragment=SMALL_FRAGMENT_ROWS, materialize_deletions=False
-        )
-        self._served.appends = 0
+        self._not_folding.clear()
+        try:
+            # On a handle of its own: compacting moves the dataset object it runs on to the new
+            # version, and the latest snapshot's is the one searches are reading.
+            lance.dataset(self._source.uri).optimize.compact_files(
+                target_rows_per_fragment=SMALL_FRAGMENT_ROWS, materialize_deletions=False
+            )
+            self._served.appends = 0
+        finally:
+            self._not_folding.set()
+
+    def wait_for_fold(self) -> None:
+        """Return once no fold is under way (a flush calls it before it takes the store's lock, so
+        that commits do not wait on the fold through it)."""
+        self._not_folding.wait()
 
     def served(self) -> tuple[IndexSnapshot | None, Served]:
         """The table's latest version and which rows of it are served (``served.ServedRows``)."""

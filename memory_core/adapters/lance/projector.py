@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping, Sequence
 
@@ -50,6 +51,7 @@ COMPACT_AT_APPENDS = 32
 # appended fragments made a leg 7 ms where 3 left it 4.5: docs/benchmarks.md, "Memory service
 # under load, third pass").
 TEND_FOLD_AT_APPENDS = 8
+TEND_BACKOFF_S = 5.0
 # Seqs the stored watermark may lag what the index holds (a restart re-projects at most these).
 WATERMARK_LAG = 256
 
@@ -94,6 +96,7 @@ class IndexProjector(IndexMending):
         # Index writes that failed, waiting to be recorded once no index lock is held (``_record``).
         self._failures_waiting: list[tuple[list[FactVersion], str]] = []
         self._failures_lock = threading.Lock()
+        self._tend_backoff_until = 0.0  # monotonic seconds: a failed settle or fold waits until then
 
     def _embed_states(self, states: Sequence[FactVersion]) -> np.ndarray:
         return self.embedder.embed([index_text(s.key, s.value) for s in states])
@@ -132,7 +135,8 @@ class IndexProjector(IndexMending):
         first, so a write acknowledged before this call is either counted written or seen
         waiting)."""
         enqueued = self._enqueued
-        return self._flushed_through >= enqueued
+        # A failed write not yet recorded: the search's flush records it, so its note says so.
+        return self._flushed_through >= enqueued and not self._failures_waiting
 
     def flush(self, new_rows: NewRows | None = None, *, settle: bool = True, fold: bool = True) -> int:
         """Write every queued state to the index. Returns how many facts were written or dropped.
@@ -164,6 +168,7 @@ class IndexProjector(IndexMending):
         # rows are appended on a worker thread, which takes the writer lock itself; its caller
         # holds the store's lock throughout, so no other flush can take a queue meanwhile.
         hand_over = new_rows is None or not new_rows.count
+        self.index.wait_for_fold()  # not behind a fold while holding the store's lock (when we can)
         store = self.versions.locked()
         store.__enter__()
         try:
@@ -177,20 +182,23 @@ class IndexProjector(IndexMending):
         finally:
             store.__exit__(None, None, None)
         try:
-            if states or new_rows is not None:
-                failed = self._write(states, indexed, vectors, new_rows)
+            failed = self._write(states, indexed, vectors, new_rows) if states or new_rows is not None else None
+            # Under the writer lock on a batch's path too (its append took the lock on a worker, or
+            # never did if it failed first): an earlier flush still writing is not counted done.
+            with self.index.writing:
                 if failed is not None:  # before the watermark moves past them (``_record``)
                     with self._failures_lock:
                         self._failures_waiting.append(failed)
-                self._written = max(self._written, watermark)
-            self._flushed_through = max(self._flushed_through, taken)
-            hidden, appends = self.index.unsettled
-            settling = (settle and (hidden or appends)) or hidden >= SETTLE_AT_ROWS or appends >= COMPACT_AT_APPENDS
-            if settling:
-                self._settle(fold=fold)
-            store_watermark = not self.index.unsettled[0] and (
-                settle or settling or self._written - self._stored >= WATERMARK_LAG
-            )
+                if states or new_rows is not None:
+                    self._written = max(self._written, watermark)
+                self._flushed_through = max(self._flushed_through, taken)
+                hidden, appends = self.index.unsettled
+                settling = (settle and (hidden or appends)) or hidden >= SETTLE_AT_ROWS or appends >= COMPACT_AT_APPENDS
+                if settling:
+                    self._settle(fold=fold)
+                store_watermark = not self.index.unsettled[0] and (
+                    settle or settling or self._written - self._stored >= WATERMARK_LAG
+                )
         finally:
             if hand_over:
                 self.index.writing.release()
@@ -212,9 +220,14 @@ class IndexProjector(IndexMending):
                 written, hidden = self._written, self.index.unsettled[0]
             with self._failures_lock:
                 waiting, self._failures_waiting = self._failures_waiting, []
-            for states, error in waiting:
+            for n, (states, error) in enumerate(waiting):
                 log.warning("index write failed for %d facts; recorded for repair: %s", len(states), error)
-                self.projections.record_projection_failure(states, error, self.clock.now())
+                try:
+                    self.projections.record_projection_failure(states, error, self.clock.now())
+                except BaseException:  # kept for the next flush; no watermark past them meanwhile
+                    with self._failures_lock:
+                        self._failures_waiting[:0] = waiting[n:]
+                    raise
             if store_watermark and not hidden and written > self._stored:
                 self.projections.set_index_watermark(written)
                 self._stored = written
@@ -223,20 +236,27 @@ class IndexProjector(IndexMending):
         """Index upkeep between requests, for a thread of its own (the memory service runs one):
         write what is queued, delete the replaced rows once ``SETTLE_AT_ROWS`` wait, and fold the
         appended fragments once ``TEND_FOLD_AT_APPENDS`` wait, that last without the store's lock
-        (writes go on meanwhile; only another index write waits for the fold). So searches seldom
-        find anything to write, settle or fold themselves. True when it did something."""
+        (a flush waits for a fold to end before it takes the store's lock). So searches seldom
+        find anything to write, settle or fold themselves. After a failed settle or fold it lets
+        them be for ``TEND_BACKOFF_S``. True when it did something."""
         if self.versions.read_only:
             return False
         worked = False
-        if not self._nothing_queued() or self.index.unsettled[0] >= SETTLE_AT_ROWS:
+        if not self._nothing_queued():
             self.flush(settle=False, fold=False)
             worked = True
-        if self.index.unsettled[1] >= TEND_FOLD_AT_APPENDS:
-            try:
+        if time.monotonic() < self._tend_backoff_until:
+            return worked
+        try:
+            if self.index.unsettled[0] >= SETTLE_AT_ROWS:
+                self.index.settle(compact=False)
+                worked = True
+            if self.index.unsettled[1] >= TEND_FOLD_AT_APPENDS:
                 self.index.compact_small()
-            except Exception as exc:  # noqa: BLE001 - like a settle: the fragments stay, still served
-                log.warning("folding the index's appended fragments failed: %s", exc)
-            worked = True
+                worked = True
+        except Exception as exc:  # noqa: BLE001 - like a failed settle: the rows stay filtered, still served right
+            self._tend_backoff_until = time.monotonic() + TEND_BACKOFF_S
+            log.warning("index upkeep could not settle or fold the index; trying again later: %s", exc)
         return worked
 
     def _settle(self, *, fold: bool = True) -> None:
