@@ -199,3 +199,30 @@ def test_a_failed_index_write_whose_record_failed_is_recorded_by_the_next_flush(
         assert any("not in the index yet" in note for note in found.notes), found.notes
         assert memory.repair_projections() == 1
         assert [h.key for h in tool.recall(value("cat"), recipe="bm25_only", k=3).hits] == ["pet"]
+
+
+class LedgerWatermarkFailingOnce(LedgerFailingOnce):
+    """``ProjectionLedger``: the home's, but the first read of the index watermark raises."""
+
+    def index_watermark(self) -> int:
+        if not self.refused:
+            self.refused += 1
+            raise OSError("the store is briefly unreadable")
+        return self._inner.index_watermark()
+
+    def record_projection_failure(self, *args: Any) -> None:
+        self._inner.record_projection_failure(*args)
+
+
+def test_a_catch_up_that_failed_is_tried_again_by_the_next_flush(home, clock):
+    """Facts written while no index was open are projected the first time the index is needed;
+    if reading how far the index got fails then, the next flush tries again."""
+    with Memory.open(home, clock=clock) as memory:  # no embedder: the write is not indexed
+        memory.for_run(RUN).set("city", value("lisbon"))
+    store = StoreWithLedger(DuckDBHome.open(home))
+    store.projections = LedgerWatermarkFailingOnce(store.inner.projections)
+    with Memory(store, clock, embedder=HashingEmbedder()) as memory:
+        tool = memory.for_run(RUN)
+        with pytest.raises(OSError):
+            tool.recall(value("lisbon"), recipe="bm25_only", k=3)
+        assert [h.key for h in tool.recall(value("lisbon"), recipe="bm25_only", k=3).hits] == ["city"]

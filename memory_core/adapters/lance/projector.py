@@ -120,12 +120,12 @@ class IndexProjector(IndexMending):
     def _catch_up(self) -> None:
         if self._caught_up:
             return
-        self._caught_up = True
         behind = self.versions.rows_since(self.projections.index_watermark(), self._horizon)
         if behind:
             log.info("index is %d facts behind the store; projecting them", len(behind))
             self._replayed.update(behind)
             self.enqueue(self.versions.latest_states(behind), hold=True)  # the flush calling this writes them
+        self._caught_up = True  # only once read: a read that failed is tried again by the next flush
 
     def queued(self) -> int:
         return len(self._pending)  # read without the lock: a gauge, not a decision
