@@ -153,21 +153,40 @@ def _health(state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
 
 
 def _metrics(state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
-    def unindexed() -> float:
-        index = state.memory.session.built_index
-        return float(index.status().get("unindexed_rows", 0)) if index is not None else 0.0
-
-    gauges = {
-        "memcore_index_queue": ("Facts waiting for the next index write.", lambda: float(state.memory.index_queued())),
-        "memcore_index_unindexed_rows": ("Index rows not yet folded into the search structures.", unindexed),
-        "memcore_ops_running": (
-            "Ops running on worker threads (a timed-out op counts until it ends).",
-            lambda: float(state.running),
-        ),
-    }
-
     async def metrics(request: Request) -> Response:
-        return PlainTextResponse(state.metrics.render(gauges), media_type="text/plain; version=0.0.4")
+        index = state.memory.session.built_index
+        status = index.status() if index is not None else {}  # read once per scrape
+        upkeep = state.upkeep
+        gauges = {
+            "memcore_index_queue": ("Facts waiting for the next index write.", float(state.memory.index_queued())),
+            "memcore_index_unindexed_rows": (
+                "Index rows not yet folded into the search structures.",
+                float(status.get("unindexed_rows", 0)),
+            ),
+            "memcore_index_unsettled_rows": (
+                "Index rows replaced by newer states, filtered until the index settles (at most).",
+                float(status.get("unsettled_rows", 0)),
+            ),
+            "memcore_index_unsettled_appends": (
+                "Fragments appended since the index's last fold.",
+                float(status.get("unsettled_appends", 0)),
+            ),
+            "memcore_ops_running": (
+                "Ops running on worker threads (a timed-out op counts until it ends).",
+                float(state.running),
+            ),
+        }
+        counters = {
+            "memcore_index_upkeep_rounds_total": (
+                "Rounds of the index upkeep thread that wrote, settled or folded the index.",
+                float(upkeep.tended if upkeep is not None else 0),
+            ),
+            "memcore_index_upkeep_failures_total": (
+                "Rounds of the index upkeep thread that failed (each is logged).",
+                float(upkeep.failed if upkeep is not None else 0),
+            ),
+        }
+        return PlainTextResponse(state.metrics.render(gauges, counters), media_type="text/plain; version=0.0.4")
 
     return metrics
 
@@ -185,7 +204,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        upkeep = IndexUpkeep(memory, state.settings.upkeep_interval_s).start()
+        state.upkeep = upkeep = IndexUpkeep(memory, state.settings.upkeep_interval_s).start()
         try:
             async with mcp.running():  # the MCP transport's task group lives as long as the app serves
                 yield

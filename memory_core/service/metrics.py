@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from typing import Callable, Mapping
+from typing import Mapping
 
 # Seconds. Point ops land in the first few buckets, recall in the middle ones.
 BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24)
@@ -31,8 +31,13 @@ class Metrics:
             counts[bisect.bisect_left(BUCKETS, seconds)] += 1
             self._sums[op] = self._sums.get(op, 0.0) + seconds
 
-    def render(self, gauges: Mapping[str, tuple[str, Callable[[], float]]]) -> str:
-        """The exposition text; ``gauges``: name -> (help, read) for values read at scrape time."""
+    def render(
+        self,
+        gauges: Mapping[str, tuple[str, float]],
+        counters: Mapping[str, tuple[str, float]] | None = None,
+    ) -> str:
+        """The exposition text; ``gauges`` and ``counters``: name -> (help, value), values read at
+        scrape time by the caller."""
         with self._lock:
             requests = dict(self._requests)
             latency = {op: list(c) for op, c in self._latency.items()}
@@ -61,6 +66,8 @@ class Metrics:
             "# TYPE memcore_requests_in_flight gauge",
             f"memcore_requests_in_flight {in_flight}",
         ]
-        for name, (text, read) in gauges.items():
-            lines += [f"# HELP {name} {text}", f"# TYPE {name} gauge", f"{name} {read():g}"]
+        for name, (text, value) in gauges.items():
+            lines += [f"# HELP {name} {text}", f"# TYPE {name} gauge", f"{name} {value:g}"]
+        for name, (text, value) in (counters or {}).items():
+            lines += [f"# HELP {name} {text}", f"# TYPE {name} counter", f"{name} {value:g}"]
         return "\n".join(lines) + "\n"

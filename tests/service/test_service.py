@@ -183,11 +183,19 @@ def test_health_metrics_and_the_schema_are_published(served):
         tool.get("k")
         tool.recall("v")
         assert remote.health()["status"] == "ok"
+        tool.set("k2", "v2")  # no search follows: the upkeep writes it
+        deadline = time.monotonic() + 10
+        while memory.index_queued() and time.monotonic() < deadline:
+            time.sleep(0.01)
     text = httpx.get(f"{server.url}/metrics").text
-    assert 'memcore_requests_total{op="set",status="200"} 1' in text
+    assert 'memcore_requests_total{op="set",status="200"} 2' in text
     assert 'memcore_request_seconds_count{op="recall"} 1' in text
     assert 'memcore_request_seconds_bucket{op="get",le="+Inf"} 1' in text
     assert "memcore_index_queue " in text and "memcore_index_unindexed_rows " in text
+    assert "memcore_index_unsettled_rows " in text and "memcore_index_unsettled_appends " in text
+    assert "# TYPE memcore_index_upkeep_rounds_total counter" in text
+    assert "memcore_index_upkeep_failures_total 0" in text
+    assert float(text.split("memcore_index_upkeep_rounds_total ")[-1].split()[0]) >= 1
     schema = httpx.get(f"{server.url}/v1/openapi.json").json()
     assert {f"/v1/{name}" for name in TOOL_OPS} <= set(schema["paths"])
     body = schema["paths"]["/v1/set"]["post"]["requestBody"]["content"]["application/json"]["schema"]
