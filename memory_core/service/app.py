@@ -18,6 +18,7 @@ import time
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable
 
+import anyio
 from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -155,7 +156,8 @@ def _health(state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
 def _metrics(state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
     async def metrics(request: Request) -> Response:
         index = state.memory.session.built_index
-        status = index.status() if index is not None else {}  # read once per scrape
+        # Read once per scrape, on a worker: it counts the table's rows and asks the store.
+        status = await anyio.to_thread.run_sync(index.status) if index is not None else {}
         upkeep = state.upkeep
         gauges = {
             "memcore_index_queue": ("Facts waiting for the next index write.", float(state.memory.index_queued())),

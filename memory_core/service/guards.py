@@ -24,7 +24,7 @@ class ServiceSettings:
     rate_per_s: float = 1000.0
     rate_burst: int = 2000
     drain_timeout_s: float = 30.0
-    # How often the upkeep thread tends the index (``service.upkeep``); 0: never (searches write
+    # How often the upkeep thread tends the index (``api.upkeep``); 0: never (searches write
     # the index's queue and settle it themselves, as in-process).
     upkeep_interval_s: float = 0.02
 

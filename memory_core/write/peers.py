@@ -58,6 +58,14 @@ def _put(block: _Block, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
         block.put_many(ids, [vectors[f][0] for f in ids], np.stack([vectors[f][1] for f in ids]))
 
 
+def _filled(dim: int, *vectors: Mapping[str, tuple[str, np.ndarray]]) -> _Block:
+    """A namespace's block from what was loaded (and what was put meanwhile: later wins)."""
+    block = _Block(dim)
+    for found in vectors:
+        _put(block, found)
+    return block
+
+
 class PeerVectors:
     def __init__(
         self,
@@ -80,9 +88,7 @@ class PeerVectors:
     def _block(self, namespace: Namespace) -> _Block:
         block = self._blocks.get(namespace)
         if block is None:
-            block = _Block(self.dim)
-            _put(block, self._load(namespace))
-            self._blocks[namespace] = block
+            block = self._blocks[namespace] = _filled(self.dim, self._load(namespace))
         return block
 
     def warm(self, namespace: Namespace) -> None:
@@ -103,21 +109,15 @@ class PeerVectors:
         if not mine:  # another writer is loading it: wait for that, not for a load of our own
             done.wait()
             return
+        loaded = None
         try:
             loaded = self._load(namespace)
-        except BaseException:
+        finally:  # installed and no longer loading in one hold: no put falls between
             with self._locked():
                 self._loading.pop(namespace, None)
+                if loaded is not None and namespace not in self._blocks and generation == self._generation:
+                    self._blocks[namespace] = _filled(self.dim, loaded, puts)  # puts: newer than the load
                 done.set()
-            raise
-        with self._locked():  # installed and no longer loading in one hold: no put falls between
-            self._loading.pop(namespace, None)
-            if namespace not in self._blocks and generation == self._generation:
-                block = _Block(self.dim)
-                _put(block, loaded)
-                _put(block, puts)  # committed while it loaded: newer than what it read
-                self._blocks[namespace] = block
-            done.set()
 
     def put(self, namespace: Namespace, vectors: Mapping[str, tuple[str, np.ndarray]]) -> None:
         """Record the vectors of facts just written (for namespaces loaded, or being loaded)."""

@@ -91,8 +91,8 @@ class DuckDBQueue:
 
     @contextmanager
     def _write(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A queue write's transaction. The counts are dropped under the store's lock, which
-        readers hold too: none caches the old counts."""
+        """A queue write's transaction; it drops the cached counts (``StoreCache``: a reader
+        loading them waits for the transaction, so none keeps the old counts)."""
         with self._db.tx() as con:
             self._forget_cache()
             yield con

@@ -169,18 +169,14 @@ class IndexProjector(IndexMending):
         # holds the store's lock throughout, so no other flush can take a queue meanwhile.
         hand_over = new_rows is None or not new_rows.count
         self.index.wait_for_fold()  # not behind a fold while holding the store's lock (when we can)
-        store = self.versions.locked()
-        store.__enter__()
-        try:
+        with self.versions.locked():
             self._catch_up()
             taken, watermark = self._enqueued, self.versions.last_seq
             states = list(self._pending.values())
             self._pending, vectors, self._vectors = {}, self._vectors, []
             indexed = self._indexable(states)  # reads tenant settings, under the store's lock
             if hand_over:
-                self.index.writing.acquire()
-        finally:
-            store.__exit__(None, None, None)
+                self.index.writing.acquire()  # held on past the store's lock: released below
         try:
             failed = self._write(states, indexed, vectors, new_rows) if states or new_rows is not None else None
             # Under the writer lock on a batch's path too (its append took the lock on a worker, or

@@ -50,10 +50,9 @@ class ServedRows:
             now = self.current
             self.current = Served({**now.versions, **served}, now.hidden + len(served))
 
-    def take(self) -> Served:
-        """The published ``Served``, replaced by nothing hidden (held: ``lock``; its rows are gone)."""
-        taken, self.current = self.current, NOTHING_HIDDEN
-        return taken
+    def take(self) -> None:
+        """Publish nothing hidden (held: ``lock``; the hidden rows are gone)."""
+        self.current = NOTHING_HIDDEN
 
     def reset(self) -> None:
         self.current, self.appends = NOTHING_HIDDEN, 0
