@@ -74,7 +74,7 @@ def test_keys_are_made_listed_and_revoked_by_admin_keys_only(served):
         assert token.startswith("mck_") and made["tenant"] == "acme" and made["state"] == "active"
         listed = operator.list_keys("acme")
         assert [k["key_id"] for k in listed] == [made["key_id"]]
-        assert "secret" not in json.dumps(listed) and token.split("_")[2] not in json.dumps(listed)
+        assert "secret" not in json.dumps(listed) and token.split("_", 2)[2] not in json.dumps(listed)
         with RemoteMemory(server.url, token) as agent:
             assert agent.tool().set("k", "v").verdict == "created"
             with pytest.raises(AdminRequired):
