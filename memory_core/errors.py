@@ -298,3 +298,22 @@ class ServiceUnavailable(MemcoreError):
 
     status = 503
     code = "SERVICE_UNAVAILABLE"
+
+
+class CursorNotFound(NotFound):
+    """A page cursor of no search kept for this scope: unknown, of another scope, past its time,
+    or forgotten by a redaction. Run the search again."""
+
+    code = "CURSOR_NOT_FOUND"
+
+
+class CursorMismatch(InvalidInput):
+    """A page cursor sent with another query or recipe than the search it continues."""
+
+    code = "CURSOR_MISMATCH"
+
+
+class TraceNotFound(NotFound):
+    """A search trace no longer kept, or of another scope."""
+
+    code = "TRACE_NOT_FOUND"

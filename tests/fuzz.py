@@ -142,13 +142,19 @@ ARGS: dict[Any, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "items": batch(ITEM_GOOD, ITEM_NEAR),
     "query": texts(st.sampled_from(["where does ana live", "k1", "berlin"])),
     "k": ints(1, 20),
-    "recipe": (st.sampled_from(["hybrid_rrf", "hybrid_lexical", "vector_only", "bm25_only"]), st.just("magic")),
+    "recipe": (
+        st.sampled_from(["hybrid_zscore", "hybrid_rrf", "hybrid_lexical", "vector_only", "bm25_only"]),
+        st.just("magic"),
+    ),
     "sources": (
         st.lists(st.sampled_from(["fact", "note", "document"]), min_size=1, max_size=3),
         st.one_of(st.just([]), st.just("fact"), st.lists(st.sampled_from(["graph", "sql"]), min_size=1, max_size=2)),
     ),
     "token_budget": ints(1, 500),
     "participants": names_list(),
+    # A cursor or trace id nobody was given: refused as unknown; malformed ones as bad input.
+    "cursor": optional(texts(st.sampled_from(["0" * 32 + ":10", "f" * 32 + ":0"]))),
+    "trace_id": texts(st.sampled_from(["0" * 32, "f" * 32])),
     "statement": (SQL_GOOD, SQL_NEAR),
     "params": (st.none(), SQL_PARAMS_NEAR),
     "version": ints(1, 4),

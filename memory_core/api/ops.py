@@ -22,6 +22,7 @@ READ_OPS = frozenset(
         "history",
         "recall",
         "search",
+        "search_trace",
         "sql_query",
         "snapshot",
         "doc_get",

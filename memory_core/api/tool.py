@@ -15,6 +15,8 @@ from ..lifecycle.history import RollbackPlan
 from ..model import FactVersion, Kind, Op, WriteResult
 from ..placement import Ontology, Placement
 from ..ports import QueueRow, SqlResult
+from ..retrieval.recipes import DEFAULT_RECIPE
+from ..retrieval.traces import SearchTrace
 from ..retrieval.types import SearchResult
 from ..services.documents import DocumentsService
 from ..services.extraction import ExtractionService
@@ -60,7 +62,6 @@ class MemoryTool:
         self._sql = SqlService(session, identity, origin)
 
     # -- writes --------------------------------------------------------------------------------
-
     def set(
         self,
         key: str,
@@ -119,7 +120,6 @@ class MemoryTool:
         return self._writes.import_items(items, scope=scope, dry_run=dry_run)
 
     # -- reads ---------------------------------------------------------------------------------
-
     def get(
         self, key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, known_at: Instant = None
     ) -> FactVersion | None:
@@ -143,19 +143,18 @@ class MemoryTool:
         *,
         scope: str | Scope = Scope.USER,
         k: int = 10,
-        recipe: str = "hybrid_rrf",
+        recipe: str = DEFAULT_RECIPE,
         as_of: Instant = None,
         sources: Iterable[str | Kind] | None = None,
         observed_from: Instant = None,
         observed_to: Instant = None,
         token_budget: int | None = None,
         participants: Iterable[str] = (),
+        cursor: str | None = None,
     ) -> SearchResult:
-        """What have I been told about ``query``? Facts and notes by default.
-
-        ``participants`` names the people of a conversation: the semantic leg ignores their names,
-        and a recipe with a subject prior favours rows of the one participant the query names.
-        """
+        """What have I been told about ``query``? Facts and notes by default. ``participants``
+        (default: the scope's speakers) leave the embedded query and weigh the one it names;
+        ``cursor`` (a result's ``next_cursor``) pages through the ranking the search kept."""
         return self._search.recall(**_arguments(locals()))
 
     def search(
@@ -164,19 +163,24 @@ class MemoryTool:
         *,
         scope: str | Scope = Scope.USER,
         k: int = 10,
-        recipe: str = "hybrid_rrf",
+        recipe: str = DEFAULT_RECIPE,
         as_of: Instant = None,
         sources: Iterable[str | Kind] | None = None,
         observed_from: Instant = None,
         observed_to: Instant = None,
         token_budget: int | None = None,
         participants: Iterable[str] = (),
+        cursor: str | None = None,
     ) -> SearchResult:
         """Where did I record ``query``? Every plane by default; ``sources`` narrows it."""
         return self._search.search(**_arguments(locals()))
 
-    # -- SQL memory ----------------------------------------------------------------------------
+    def search_trace(self, trace_id: str, *, scope: str | Scope = Scope.USER) -> SearchTrace:
+        """How a recent search in this scope answered: its plan, each leg's candidates and
+        scores, the fusion's terms, the filters and the verdict (kept 15 minutes)."""
+        return self._search.trace(trace_id, scope=scope)
 
+    # -- SQL memory ----------------------------------------------------------------------------
     def sql_exec(
         self,
         statement: str,
@@ -199,7 +203,6 @@ class MemoryTool:
         return self._sql.run(statement, params, scope=scope, query_only=True)
 
     # -- lifecycle -----------------------------------------------------------------------------
-
     def delete(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
         """Tombstone the key: reads stop seeing it, history keeps it, ``restore`` brings it back."""
         return self._lifecycle.delete(key, scope=scope)
@@ -257,7 +260,6 @@ class MemoryTool:
         return self._lifecycle.rollback(to, scope=scope, apply=apply)
 
     # -- documents and the graph ---------------------------------------------------------------
-
     def doc_put(
         self,
         doc_key: str,
@@ -302,7 +304,6 @@ class MemoryTool:
         return self._graph.graph_recall(entity, scope=scope, hops=hops, as_of=as_of)
 
     # -- extraction ----------------------------------------------------------------------------
-
     def set_from_messages(
         self,
         messages: Sequence[dict[str, Any]],
@@ -347,7 +348,6 @@ class MemoryTool:
         return self._extraction.retry_extraction(queue_ids, scope=scope)
 
     # -- review --------------------------------------------------------------------------------
-
     def review_queue(self, *, scope: str | Scope = Scope.USER) -> list[ReviewItem]:
         """The scope's conflicted rows, each with its flagged peers and what judges said of them."""
         return self._review.review_queue(scope=scope)
@@ -360,7 +360,6 @@ class MemoryTool:
         return self._review.resolve_conflict(key, peer_key, decision, scope=scope)
 
     # -- the tenant's settings -----------------------------------------------------------------
-
     def configure(self, **settings: Any) -> dict[str, Any]:
         """Change this tenant's write settings (admin only): policy, thresholds, char_limit, retention,
         blacklist (RE2 patterns), bulk_check_cap, single_valued, the resolver's (``docs/write-path.md``)."""

@@ -220,6 +220,8 @@ TOOL_RULES: dict[str, Rule] = {
     "max_attempts": _integer(1, 50),
     "sources": _names,
     "participants": _names,
+    "cursor": _text(max_chars=200),
+    "trace_id": _text(max_chars=200),
     "known_types": _names,
     "queue_ids": _names,
     "steps": _names,

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..errors import InvalidInput, ValueTooDeep
 from ..model import WriteResult
+from ..retrieval.recipes import DEFAULT_RECIPE, RECIPES
 from .io import AS_OF, KNOWN_AT, SET_OPTION_ARGS, fact_line, loads, set_options
 from .registry import Call, Output, arg, verb
 
@@ -105,7 +106,7 @@ def _search_args(default: str) -> tuple:
     return (
         arg("query"),
         arg("--k", type=int, default=10, help="hits to return (default 10)"),
-        arg("--recipe", default="hybrid_rrf", help="hybrid_rrf | hybrid_lexical | vector_only | bm25_only"),
+        arg("--recipe", default=DEFAULT_RECIPE, help=f"{' | '.join(RECIPES)} (default: {DEFAULT_RECIPE})"),
         arg("--as-of", help="valid time to search at (default now)"),
         arg("--sources", default=default, help=f"comma-separated kinds (default {default})"),
         arg("--observed-from", help="only rows observed at or after this instant"),

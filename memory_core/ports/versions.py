@@ -91,6 +91,11 @@ class VersionLog(Protocol):
         """One row per key of ``namespace``: the fact live at ``as_of`` as believed at ``known_at``."""
         ...
 
+    def session_notes(self, namespace: Namespace, session: str, limit: int) -> list[FactVersion]:
+        """The first rows of the newest ``limit`` notes run session ``session`` said in
+        ``namespace``, oldest first."""
+        ...
+
     def states_known_at(self, namespace: Namespace, known_at: datetime) -> dict[str, list[FactVersion]]: ...
 
     def namespace_states(self, namespace: Namespace) -> dict[str, list[FactVersion]]: ...
@@ -128,9 +133,28 @@ class VersionLog(Protocol):
         """Rows ``staged`` into an applied batch, now as row objects, for the read cache."""
         ...
 
-    def redact(self, rows: Sequence[FactVersion], value_json: str, content_sha256: str, audit: AuditEntry) -> None:
+    def redact(
+        self,
+        rows: Sequence[FactVersion],
+        value_json: str,
+        content_sha256: str,
+        audit: AuditEntry,
+        requoted: Sequence[FactVersion] = (),
+    ) -> None:
         """Overwrite the value of the given version rows in place (the one edit the log allows),
-        and forget the graph they stated."""
+        and forget the graph they stated; ``requoted``: rows of other notes whose index context
+        quoted them, stored again with the context they are given, in the same transaction."""
+        ...
+
+    def session_speakers(self, namespace: Namespace) -> list[str]:
+        """The subjects of the notes run sessions wrote in ``namespace``."""
+        ...
+
+    def notes_quoting(
+        self, namespace: Namespace, note_id: str, session: str, text: str, limit: int
+    ) -> list[FactVersion]:
+        """The version rows of the ``limit`` notes run session ``session`` said just after version
+        row ``note_id`` whose index context holds ``text``."""
         ...
 
     def verify_audit(self) -> AuditReport: ...

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -40,6 +40,7 @@ class Plan:
     columns: tuple[str, ...] = LEG_COLUMNS  # what each leg reads per candidate
     lexical_vectors: bool = False  # score fusion needs the cosine of lexical-only candidates
     k: int = 10
+    lexical_pool: int = 50  # the BM25 leg's pool
 
 
 def plan(request: SearchRequest, recipe: Recipe) -> Plan:
@@ -57,8 +58,9 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
         lexical_query=text,
         vector_query=without_participants(text, request.participants),
         columns=tuple(columns),
-        lexical_vectors=recipe.fusion == "zscore" and "vector" in recipe.legs,
+        lexical_vectors=recipe.fusion == "zscore" and "vector" in recipe.legs and recipe.exact_cosine,
         k=request.k,
+        lexical_pool=max(recipe.lexical_pool or recipe.pool, request.k),
     )
 
 
@@ -113,6 +115,23 @@ def _pool(legs: Mapping[str, Any]) -> tuple[dict[str, dict[str, Any]], dict[str,
     return rows, per_leg
 
 
+def subjects_of(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The subjects of the candidates, in a repeatable order: who a conversation's rows are about,
+    when the caller named no participants."""
+    return sorted({s for s in (row.get("subject") for row in rows) if s})
+
+
+def _cosine(scored: Mapping[str, LegScore], row: Mapping[str, Any], legs: Mapping[str, Any]) -> float:
+    """A candidate's cosine: the vector leg's, else from its stored vector when the lexical leg
+    read it, else the lowest the vector leg returned (a row it did not return scores no more)."""
+    if "vector" in scored:
+        return scored["vector"].score
+    if row.get("vector") is not None:
+        return float(np.dot(np.asarray(row["vector"], dtype=np.float32), legs["_query_vector"]))
+    returned = legs.get("vector") or ()
+    return min((r["_leg_score"] for r in returned), default=0.0)
+
+
 def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest) -> Fused:
     """score = Σ w_leg · z(leg score) + priors, z over the pooled candidates of this query.
 
@@ -123,31 +142,26 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
     if not rows:
         return []
     ids = sorted(rows)
-    total = np.zeros(len(ids))
+    terms: dict[str, np.ndarray] = {}
     for leg in (name for name in legs if not name.startswith("_")):
         if leg == "vector":
-            query_vector = legs["_query_vector"]
-            scores = np.array(
-                [
-                    per_leg[i]["vector"].score
-                    if "vector" in per_leg[i]
-                    else float(np.dot(np.asarray(rows[i]["vector"], dtype=np.float32), query_vector))
-                    for i in ids
-                ]
-            )
+            scores = np.array([_cosine(per_leg[i], rows[i], legs) for i in ids])
         else:
             scores = np.array([per_leg[i][leg].score if leg in per_leg[i] else 0.0 for i in ids])
-        total += recipe.weight(leg) * (scores - scores.mean()) / (scores.std() + 1e-9)
+        terms[leg] = recipe.weight(leg) * (scores - scores.mean()) / (scores.std() + 1e-9)
     spans = dates_in(request.query) if recipe.date_prior else []
-    named = named_participants(request.query, request.participants) if recipe.subject_prior else []
-    for n, fid in enumerate(ids):
-        row = rows[fid]
-        if spans:
-            when = from_micros(row["observed_at"]) or from_micros(row["valid_at"])
-            total[n] += recipe.date_prior * date_match(spans, when)
-        if len(named) == 1 and (row.get("subject") or "").lower() == named[0].lower():
-            total[n] += recipe.subject_prior
+    if spans:
+        when = [from_micros(rows[i]["observed_at"]) or from_micros(rows[i]["valid_at"]) for i in ids]
+        terms["date_prior"] = np.array([recipe.date_prior * date_match(spans, w) for w in when])
+    speakers = request.participants or subjects_of(rows.values())
+    named = named_participants(request.query, speakers) if recipe.subject_prior else []
+    if len(named) == 1:
+        theirs = [(rows[i].get("subject") or "").lower() == named[0].lower() for i in ids]
+        terms["subject_prior"] = recipe.subject_prior * np.array(theirs, dtype=float)
+    total = np.sum(list(terms.values()), axis=0)
     order = sorted(range(len(ids)), key=lambda n: (-total[n], ids[n]))
+    for n, fid in enumerate(ids):
+        rows[fid]["_terms"] = {name: float(values[n]) for name, values in terms.items()}
     return [(rows[ids[n]], float(total[n]), per_leg[ids[n]]) for n in order]
 
 
@@ -156,7 +170,10 @@ def fuse(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest) -> Fus
         return fuse_zscore(legs, recipe, request)
     rows, per_leg = _pool(legs)
     rankings = {leg: [row["fact_id"] for row in leg_rows] for leg, leg_rows in legs.items() if not leg.startswith("_")}
-    fused = rrf(rankings, {leg: recipe.weight(leg) for leg in rankings}, recipe.rrf_k)
+    weights = {leg: recipe.weight(leg) for leg in rankings}
+    fused = rrf(rankings, weights, recipe.rrf_k)
+    for fid, scored in per_leg.items():
+        rows[fid]["_terms"] = {leg: weights[leg] / (recipe.rrf_k + s.rank) for leg, s in scored.items()}
     return [(rows[fid], score, per_leg[fid]) for fid, score in fused]
 
 
@@ -238,6 +255,7 @@ def to_hit(row: Mapping[str, Any], score: float, legs: dict[str, LegScore]) -> H
         created_at=from_micros(row["created_at"]),
         provenance=json.loads(row["provenance_json"]),
         text=row["text"],
+        terms=row.get("_terms", {}),
     )
 
 

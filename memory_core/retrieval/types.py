@@ -49,6 +49,7 @@ class Hit:
     created_at: datetime | None
     provenance: dict[str, Any]
     text: str
+    terms: dict[str, float] = field(default_factory=dict)  # what each leg and prior added to score
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +67,7 @@ class Hit:
             "observed_at": iso(self.observed_at),
             "created_at": iso(self.created_at),
             "provenance": self.provenance,
+            "terms": {name: round(value, 6) for name, value in self.terms.items()},
         }
 
 
@@ -81,6 +83,9 @@ class SearchResult:
     truncated: int = 0  # hits cut by the token budget
     timings_ms: dict[str, float] = field(default_factory=dict)
     pending_extraction: int = 0  # queued extraction jobs of the scope: what they hold is not findable yet
+    participants: tuple[str, ...] = ()  # the people the search took the conversation to be between
+    trace_id: str | None = None  # search_trace(trace_id) explains it while it is kept
+    next_cursor: str | None = None  # pass as cursor= for the next page (None: no more candidates)
 
     @property
     def abstain(self) -> bool:
@@ -99,6 +104,9 @@ class SearchResult:
             "notes": list(self.notes),
             "truncated": self.truncated,
             "pending_extraction": self.pending_extraction,
+            "participants": list(self.participants),
+            "trace_id": self.trace_id,
+            "next_cursor": self.next_cursor,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
 

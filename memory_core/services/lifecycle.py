@@ -5,11 +5,11 @@ function (``lifecycle.flags``, ``lifecycle.history``) and commits its rows with 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Sequence
 
 from ..audit import audit_entry
 from ..errors import InvalidInput
-from ..identity import Scope
+from ..identity import Namespace, Scope
 from ..lifecycle.flags import Decision, KeyOp, decide_delete, decide_delete_version, decide_flag, decide_restore
 from ..lifecycle.history import (
     REDACTED_JSON,
@@ -20,13 +20,15 @@ from ..lifecycle.history import (
     snapshot_payload,
     snapshot_rows,
 )
-from ..model import Op, Provenance, WriteResult
+from ..model import FactVersion, Kind, Op, Provenance, WriteResult
 from ..ports import KeyChange
-from ..session import Commit, RunService
+from ..session import Commit, RunService, Session
 from ..session.bulk import run_bulk
 from ..session.keys import decide_key, key_op
 from ..temporal import parse_instant
+from ..texts import value_text
 from ..values import content_sha256
+from ..write.conversation import CONTEXT_TURNS, requoted
 from ..write.settle import entry_request
 
 
@@ -58,8 +60,10 @@ class LifecycleService(RunService):
             op = key_op(session, self.identity, key, scope)
             targets = redaction_targets(session.versions.history(op.namespace, op.key), version_id)
             audit = audit_entry(op.namespace, op.key, "redact", targets, None, op.actor, op.created_at)
-            session.redact(tuple(targets), REDACTED_JSON, content_sha256(REDACTED_JSON), audit)
-        return WriteResult("redacted", op.key, (), {"versions_redacted": len(targets)})
+            quoting = _quoting(session, op.namespace, targets)
+            session.redact(tuple(targets), REDACTED_JSON, content_sha256(REDACTED_JSON), audit, quoting)
+        details = {"versions_redacted": len(targets), "contexts_requoted": len(quoting)}
+        return WriteResult("redacted", op.key, (), details)
 
     def snapshot(self, *, scope: str | Scope) -> dict[str, Any]:
         namespace = self.identity.namespace(scope)
@@ -133,3 +137,19 @@ class LifecycleService(RunService):
             tuple(s for s in steps if s.action != "unchanged"),
             sum(1 for s in steps if s.action == "unchanged"),
         )
+
+
+def _quoting(session: Session, namespace: Namespace, targets: Sequence[FactVersion]) -> tuple[FactVersion, ...]:
+    """The rows of later notes of a run session whose index context quoted the redacted words
+    (``write.conversation``), with those words taken out."""
+    if not targets:
+        return ()
+    text = value_text(targets[0].value)  # every target holds the same value
+    found = [
+        row
+        for target in targets
+        if target.kind is Kind.NOTE and target.provenance.session is not None
+        for row in session.versions.notes_quoting(namespace, target.id, target.provenance.session, text, CONTEXT_TURNS)
+        if row.fact_id != target.fact_id
+    ]
+    return tuple(requoted(found, text))

@@ -11,10 +11,12 @@ from __future__ import annotations
 import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
-from ..identity import Namespace
+from ..errors import CursorMismatch, CursorNotFound, InvalidInput, TraceNotFound
+from ..identity import Namespace, Scope
 from ..model import Kind
 from ..ports import Embedder, IndexReader, SearchIndex
 from ..retrieval.filters import LegFilter
@@ -39,8 +41,10 @@ from ..retrieval.pipeline import (
 from ..retrieval.recipes import Recipe, get_recipe
 from ..retrieval.rows import HIT_COLUMNS
 from ..retrieval.settle import settle
-from ..retrieval.types import SearchRequest, SearchResult
+from ..retrieval.traces import SearchTrace
+from ..retrieval.types import Hit, SearchRequest, SearchResult
 from ..session import RunService
+from ..session.search_memo import KEPT_FOR, KeptSearch
 
 _LEG_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memcore-leg")
 
@@ -75,7 +79,7 @@ def run_legs(
         columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
         text_leg = lambda full, n: reader.text_leg(the_plan.lexical_query, where, n, columns, full=full)  # noqa: E731
         lexical = _LEG_POOL.submit(
-            _timed, "bm25", timings, lambda: admissible_top(text_leg, the_plan.pool, the_plan.k, admissible)
+            _timed, "bm25", timings, lambda: admissible_top(text_leg, the_plan.lexical_pool, the_plan.k, admissible)
         )
     if "vector" in the_plan.legs:
         knn = lambda full, n: reader.vector_leg(vector, where, n, the_plan.columns, full=full)  # noqa: E731
@@ -102,9 +106,22 @@ def complete(reader: IndexReader | None, fused: Fused, want: int, admissible: Ro
     return kept
 
 
-def search_index(
+@dataclass(frozen=True)
+class Searched:
+    """One search, with what its later pages and its trace are made from."""
+
+    result: SearchResult
+    reader: IndexReader | None
+    plan: Plan
+    legs: dict[str, Any]
+    fused: Fused
+    where: LegFilter
+    next_offset: int | None  # where in ``fused`` the next page starts (None: nothing is left)
+
+
+def run_search(
     index: SearchIndex, embedder: Embedder, namespace: Namespace, request: SearchRequest, recipe: Recipe, now: datetime
-) -> SearchResult:
+) -> Searched:
     """One search of ``namespace`` on the index as it stands (the caller flushed what it queued)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -118,53 +135,98 @@ def search_index(
     # the top hit, unless the query names an identifier: then every candidate's text is searched.
     hydrating = time.perf_counter()
     want = len(fused) if names_identifier(request.query) else request.k
-    shown = complete(reader, fused, want, row_check(where, in_time))
+    first = page_of(reader, fused, 0, want, request, where)
     timings["hydrate"] = (time.perf_counter() - hydrating) * 1000
-    hits = [to_hit(row, score, per_leg) for row, score, per_leg in shown]
-    code = verdict(request.query, hits, recipe)
-    chosen, truncated = assemble(hits, request.k, request.token_budget)
+    code = verdict(request.query, first.checked, recipe)
     unserved = sorted(k.value for k in request.sources - SERVED_SOURCES)
     notes = tuple(f"source {s!r} is not served yet: its plane has no leg in this build" for s in unserved)
     timings["total"] = (time.perf_counter() - started) * 1000
-    return SearchResult(
-        hits=chosen,
+    result = SearchResult(
+        hits=first.hits,
         verdict=code,
         sources=tuple(sorted(k.value for k in request.sources)),
         sources_applied=not unserved,
         recipe=recipe.to_dict(),
         as_of=request.as_of,
         notes=notes,
-        truncated=truncated,
+        truncated=first.truncated,
         timings_ms=timings,
+        participants=request.participants,
     )
+    return Searched(result, reader, the_plan, legs, fused, where, first.next_offset)
+
+
+@dataclass(frozen=True)
+class Page:
+    hits: tuple[Hit, ...]  # at most k, cut to the token budget
+    checked: tuple[Hit, ...]  # every candidate completed and checked (the verdict reads them)
+    truncated: int  # hits the token budget cut
+    next_offset: int | None  # where in the fused candidates the next page starts (None: none left)
+
+
+def page_of(
+    reader: IndexReader | None, fused: Fused, start: int, want: int, request: SearchRequest, where: LegFilter
+) -> Page:
+    """One page: the fused candidates from ``start`` completed and checked until ``want`` pass,
+    the first ``request.k`` of them cut to the token budget."""
+    for n in range(start, len(fused)):
+        fused[n][0]["_pos"] = n
+    shown = complete(reader, fused[start:], want, row_check(where, time_check(where)))
+    checked = tuple(to_hit(row, score, per_leg) for row, score, per_leg in shown)
+    chosen, truncated = assemble(checked, request.k, request.token_budget)
+    # All that passed are shown, and fewer than wanted: every candidate left was read.
+    exhausted = len(chosen) == len(shown) < want
+    after = len(fused) if exhausted or not chosen else shown[len(chosen) - 1][0]["_pos"] + 1
+    return Page(chosen, checked, truncated, after if after < len(fused) else None)
+
+
+def search_index(
+    index: SearchIndex, embedder: Embedder, namespace: Namespace, request: SearchRequest, recipe: Recipe, now: datetime
+) -> SearchResult:
+    return run_search(index, embedder, namespace, request, recipe, now).result
 
 
 class SearchService(RunService):
-    """``recall`` and ``search`` of the Memory tool."""
+    """``recall``, ``search`` and ``search_trace`` of the Memory tool."""
 
     # The tool's signatures name and type every option; here they pass through to ``settle``,
     # which checks them. Only the planes read by default differ.
-    def recall(self, query: str, *, sources: Iterable[str | Kind] | None, **options: Any) -> SearchResult:
-        return self._run(query, sources=(Kind.FACT, Kind.NOTE) if sources is None else sources, **options)
+    def recall(
+        self, query: str, *, sources: Iterable[str | Kind] | None, cursor: str | None, **options: Any
+    ) -> SearchResult:
+        return self._run(query, cursor, sources=(Kind.FACT, Kind.NOTE) if sources is None else sources, **options)
 
-    def search(self, query: str, *, sources: Iterable[str | Kind] | None, **options: Any) -> SearchResult:
-        return self._run(query, sources=tuple(Kind) if sources is None else sources, **options)
+    def search(
+        self, query: str, *, sources: Iterable[str | Kind] | None, cursor: str | None, **options: Any
+    ) -> SearchResult:
+        return self._run(query, cursor, sources=tuple(Kind) if sources is None else sources, **options)
 
-    def _run(self, query: Any, **kwargs: Any) -> SearchResult:
+    def trace(self, trace_id: str, *, scope: str | Scope) -> SearchTrace:
+        namespace = self.identity.namespace(scope)
+        kept = self.session.searches.find(trace_id, namespace, self.session.clock.now())
+        if kept is None:
+            raise TraceNotFound("no search with this trace id is kept for this scope", trace_id=trace_id)
+        return kept.trace()
+
+    def _run(self, query: Any, cursor: str | None, **kwargs: Any) -> SearchResult:
         session = self.session
-        request = settle(query, session.clock.now(), **kwargs)
+        now = session.clock.now()
+        request = settle(query, now, **kwargs)
         namespace = self.identity.namespace(request.scope)  # refuses a scope the run may not read
+        if cursor is not None:
+            return self._next_page(request, namespace, cursor, now)
+        if not request.participants:  # the people of the scope's conversations, when it has any
+            request = dataclasses.replace(request, participants=tuple(sorted(session.speakers(namespace))))
         # Read-your-writes: queued index changes land before the legs run (what they replace is
         # filtered out as the legs read, and deleted later in one go).
         session.require_index().flush(settle=False)
-        result = search_index(
-            session.search_index,
-            session.embedder,
-            namespace,
-            request,
-            get_recipe(request.recipe),
-            session.clock.now(),
+        recipe = get_recipe(request.recipe)
+        searched = run_search(session.search_index, session.embedder, namespace, request, recipe, session.clock.now())
+        trace_id = session.new_id()
+        result = dataclasses.replace(
+            searched.result, trace_id=trace_id, next_cursor=_cursor(trace_id, searched.next_offset)
         )
+        session.searches.keep(KeptSearch(namespace, trace_id, now, request, searched, result, now + KEPT_FOR))
         waiting = session.projections.pending_projection_failures(namespace)
         if waiting:
             note = f"{len(waiting)} write(s) in this scope are not in the index yet (recorded for repair)"
@@ -177,3 +239,41 @@ class SearchService(RunService):
                 notes=result.notes + (f"{queued} extraction job(s) for this scope are still queued",),
             )
         return result
+
+    def _next_page(self, request: SearchRequest, namespace: Namespace, cursor: str, now: datetime) -> SearchResult:
+        """The page a cursor points at, from the ranking its search kept: the search's own query,
+        recipe, sources, time and filters; this call's ``k`` and ``token_budget``."""
+        trace_id, offset = _parse_cursor(cursor)
+        kept = self.session.searches.find(trace_id, namespace, now)
+        if kept is None:
+            raise CursorNotFound("no search with this cursor is kept for this scope; search again", cursor=cursor)
+        first = kept.request
+        if (request.query, request.recipe, request.sources) != (first.query, first.recipe, first.sources):
+            raise CursorMismatch("a cursor continues its own search: send the same query, recipe and sources")
+        started = time.perf_counter()
+        # As a search does: what was written since is in the index, so a candidate deleted since
+        # (or no longer live at the search's as_of) is left out, never answered after it left.
+        self.session.require_index().flush(settle=False)
+        asked = dataclasses.replace(first, k=request.k, token_budget=request.token_budget)
+        try:
+            page = page_of(kept.searched.reader, kept.searched.fused, offset, request.k, asked, kept.searched.where)
+        except (OSError, ValueError) as exc:  # the index version it read is gone (rebuilt)
+            raise CursorNotFound("the index version this search read is gone; search again", cursor=cursor) from exc
+        return dataclasses.replace(
+            kept.result,
+            hits=page.hits,
+            truncated=page.truncated,
+            next_cursor=_cursor(trace_id, page.next_offset),
+            timings_ms={"total": (time.perf_counter() - started) * 1000},
+        )
+
+
+def _cursor(trace_id: str, offset: int | None) -> str | None:
+    return None if offset is None else f"{trace_id}:{offset}"
+
+
+def _parse_cursor(cursor: str) -> tuple[str, int]:
+    trace_id, _, offset = cursor.partition(":")
+    if not trace_id or not offset.isdigit():
+        raise InvalidInput("cursor must be the next_cursor a search answered", field="cursor")
+    return trace_id, int(offset)

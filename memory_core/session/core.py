@@ -43,9 +43,12 @@ from ..ports import (
 )
 from ..texts import value_text
 from ..vectors import stack_rows
+from ..write.conversation import context_of
 from ..write.peers import PeerVectors
 from ..write.tenant_config import WriteConfig, config_from_stored
+from .conversations import Conversations
 from .graph import follow_graph
+from .search_memo import SearchMemo
 
 IndexPorts = tuple[IndexSink, SearchIndex]
 
@@ -123,6 +126,8 @@ class Session:
         self._sql: SqlDatabases | None = None
         self._peers: PeerVectors | None = None
         self._configs: dict[str, WriteConfig] = {}
+        self.searches = SearchMemo()
+        self.conversations = Conversations(self.versions.session_notes, self.versions.session_speakers, self.indexable)
         # Members built on first use are built once, whichever thread asks first.
         self._building = threading.Lock()
 
@@ -243,6 +248,16 @@ class Session:
         head = self.versions.head(namespace, key)
         return head.version if head else 0
 
+    def conversation_context(self, namespace: Namespace, session: str) -> str | None:
+        """The index context of the next note ``session`` writes in ``namespace``: the words of
+        the notes it wrote just before (``write.conversation``)."""
+        with self.versions.locked():
+            return context_of(self.conversations.tail(namespace, session))
+
+    def speakers(self, namespace: Namespace) -> frozenset[str]:
+        """Who speaks in the namespace's conversations: the subjects of the notes run sessions wrote."""
+        return self.conversations.speakers(namespace, self.versions.locked)
+
     def calibration(self) -> float | None:
         """The embedder's own conflict threshold, when it declares one."""
         return getattr(self.embedder, "conflict_threshold", None)
@@ -274,15 +289,33 @@ class Session:
             elif write.new_rows is not None:
                 write.new_rows.done()
             self._keep_peers(rows, peer_vectors, write.new_rows)
+            if write.staged is None:
+                self.conversations.noted(rows)
+            else:  # a batch's fresh entries are columns: its sessions' tails are read anew
+                self.conversations.forget()
 
-    def redact(self, rows: tuple[FactVersion, ...], value_json: str, content_sha256: str, audit: AuditEntry) -> None:
+    def redact(
+        self,
+        rows: tuple[FactVersion, ...],
+        value_json: str,
+        content_sha256: str,
+        audit: AuditEntry,
+        requoted: tuple[FactVersion, ...] = (),
+    ) -> None:
         """The one write that is not an append: overwrite these rows' value in the log, and make the
-        index and the peer cache forget them (under the lock, as a commit)."""
+        index and the peer cache forget them (under the lock, as a commit). ``requoted``: rows of
+        the notes that quoted them, stored and indexed again with their new context."""
         with self.versions.locked():
-            self.versions.redact(rows, value_json, content_sha256, audit)
+            self.versions.redact(rows, value_json, content_sha256, audit, requoted)
+            self.conversations.forget()
+            self.searches.forget()  # a kept page or trace must never show what was redacted
             index = self.index
             if index is not None:
-                index.forget(sorted({r.fact_id for r in rows}))
+                # A requoted note's row keeps its version: it is dropped and written again.
+                requoting = sorted({r.fact_id for r in requoted})
+                index.forget(sorted({r.fact_id for r in rows}.union(requoting)))
+                if requoting:
+                    index.enqueue(self.versions.latest_states(requoting))
                 self.forget_peers()
 
     def _keep_peers(

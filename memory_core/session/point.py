@@ -17,6 +17,7 @@ from ..model import HeadVersion, Kind, Provenance, WriteResult
 from ..ports import Embedder
 from ..texts import texts_to_embed
 from ..write import phases
+from ..write.conversation import wants_context
 from ..write.options import SetOptions
 from ..write.outcome import FactLookup, result_verdict, verdict_rows, write_details
 from ..write.request import SetRequest, SetState
@@ -82,6 +83,10 @@ def run_set(session: Session, request: SetRequest) -> WriteResult:
     if embedder is not None and session.peers is not None and phases.needs_peer_check(state):
         session.peers.warm(request.namespace)  # a first load embeds outside the store's lock
     with session.locked():
+        if wants_context(request.kind, request.context, request.provenance.session):
+            # Under the lock that holds until the commit: the session's tail cannot move in between.
+            spoken = session.conversation_context(request.namespace, request.provenance.session)
+            state = dataclasses.replace(state, request=dataclasses.replace(request, context=spoken))
         state = phases.check_live(state, session.versions.fact_states(request.namespace, request.key))
         state = phases.build_rows(state, session.new_id)
         vector = peer_vector = None

@@ -125,6 +125,45 @@ class DuckDBVersions:
         )
         return [row_to_version(r) for r in rows]
 
+    def session_notes(self, namespace: Namespace, session: str, limit: int) -> list[FactVersion]:
+        rows = self._db.rows(
+            f"SELECT {COLS} FROM memory_versions WHERE {NS_WHERE} AND kind = 'note' AND op = 'set' "
+            "AND json_extract_string(attrs, '$.prov_session') = ? ORDER BY seq DESC LIMIT ?",
+            [*ns_params(namespace), session, limit],
+        )
+        return [row_to_version(r) for r in reversed(rows)]
+
+    def session_speakers(self, namespace: Namespace) -> list[str]:
+        rows = self._db.rows(
+            "SELECT DISTINCT json_extract_string(attrs, '$.subject') AS s FROM memory_versions "
+            f"WHERE {NS_WHERE} AND kind = 'note' AND op = 'set' "
+            "AND json_extract_string(attrs, '$.prov_session') IS NOT NULL AND s IS NOT NULL ORDER BY s",
+            ns_params(namespace),
+        )
+        return [r[0] for r in rows]
+
+    def notes_quoting(
+        self, namespace: Namespace, note_id: str, session: str, text: str, limit: int
+    ) -> list[FactVersion]:
+        # The notes the session said next, as many as a context reads, and their later rows.
+        rows = self._db.rows(
+            f"""
+            WITH said_after AS (
+                SELECT fact_id FROM memory_versions
+                WHERE {NS_WHERE} AND kind = 'note' AND op = 'set'
+                  AND json_extract_string(attrs, '$.prov_session') = ?
+                  AND seq > (SELECT seq FROM memory_versions WHERE id = ?)
+                ORDER BY seq LIMIT ?
+            )
+            SELECT {COLS} FROM memory_versions
+            WHERE {NS_WHERE} AND fact_id IN (SELECT fact_id FROM said_after)
+              AND contains(coalesce(json_extract_string(attrs, '$.index_context'), ''), ?)
+            ORDER BY seq
+            """,
+            [*ns_params(namespace), session, note_id, limit, *ns_params(namespace), text],
+        )
+        return [row_to_version(r) for r in rows]
+
     def states_known_at(self, namespace: Namespace, known_at: datetime) -> dict[str, list[FactVersion]]:
         """What the store held for every key of ``namespace`` at transaction time ``known_at``."""
         sql = LATEST.format(cols=COLS, where=f"{NS_WHERE} AND created_at <= ?") + " ORDER BY key, version"
@@ -285,13 +324,24 @@ class DuckDBVersions:
                     if known is None or known.version < row.version:
                         facts[row.fact_id] = row
 
-    def redact(self, rows: Sequence[FactVersion], value_json: str, content_sha256: str, audit: AuditEntry) -> None:
+    def redact(
+        self,
+        rows: Sequence[FactVersion],
+        value_json: str,
+        content_sha256: str,
+        audit: AuditEntry,
+        requoted: Sequence[FactVersion] = (),
+    ) -> None:
         """Overwrite the value (and the words kept beside it) of the given version rows in place:
-        the one edit the log allows. The graph forgets what they stated."""
+        the one edit the log allows. The graph forgets what they stated; ``requoted`` rows keep
+        everything but the index context they are given."""
+        touched = [r.id for r in (*rows, *requoted)]
         with self._db.lock:
             with self._audit.transaction([audit]) as tx:
                 # The ledger records the digests replaced and their replacements, never the bytes.
-                with tx.touching("memory_versions", "list_contains(?, id)", [[r.id for r in rows]]):
+                with tx.touching("memory_versions", "list_contains(?, id)", [touched]):
+                    for row in requoted:
+                        tx.execute("UPDATE memory_versions SET attrs = ? WHERE id = ?", [attrs_json(row), row.id])
                     for row in rows:
                         scrubbed = dataclasses.replace(
                             row,

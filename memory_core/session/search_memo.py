@@ -1,0 +1,90 @@
+"""Searches kept a while after they answered: their traces (``search_trace``) and what their next
+pages are read from (cursor paging).
+
+A search is kept with the version of the index it read and its whole fused ranking, so its pages
+come from one snapshot: every candidate once, in one order, whatever is written between pages.
+It is found only by a run whose identity resolves the search's scope to the same namespace, and
+is kept for ``KEPT_FOR`` at most; at most ``KEPT`` searches are held. A redaction forgets every
+search (a page or a trace must never show what was redacted).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from ..identity import Namespace
+from ..retrieval.traces import SearchTrace, trace_of
+from ..retrieval.types import SearchRequest
+
+KEPT = 256
+KEPT_FOR = timedelta(minutes=15)
+
+
+@dataclass(frozen=True)
+class KeptSearch:
+    namespace: Namespace
+    trace_id: str
+    created_at: datetime
+    request: SearchRequest
+    searched: Any  # services.search.Searched: the reader of the version it read, its plan, legs and ranking
+    result: Any  # the first page's SearchResult
+    kept_until: datetime
+
+    def trace(self) -> SearchTrace:
+        """The search explained (built when asked: most searches are never traced)."""
+        s = self.searched
+        plan = {
+            "legs": list(s.plan.legs),
+            "pool": s.plan.pool,
+            "lexical_pool": s.plan.lexical_pool,
+            "lexical_query": s.plan.lexical_query,
+            "vector_query": s.plan.vector_query,
+            "participants": list(self.request.participants),
+            "k": self.request.k,
+        }
+        return trace_of(
+            self.trace_id,
+            self.created_at,
+            self.request,
+            self.result.recipe,
+            plan,
+            self.namespace,
+            s.where,
+            s.legs,
+            s.fused,
+            self.result.verdict,
+            [h.fact_id for h in self.result.hits],
+            self.result.timings_ms,
+        )
+
+
+class SearchMemo:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, KeptSearch] = OrderedDict()
+
+    def keep(self, search: KeptSearch) -> None:
+        with self._lock:
+            self._kept[search.trace_id] = search
+            while len(self._kept) > KEPT:
+                self._kept.popitem(last=False)
+
+    def find(self, trace_id: str, namespace: Namespace, now: datetime) -> KeptSearch | None:
+        """The search, if it is still kept and was run in ``namespace`` (else None, the same
+        answer for a search that never was: another scope learns nothing of it)."""
+        with self._lock:
+            found = self._kept.get(trace_id)
+            if found is None or found.namespace != namespace:
+                return None
+            if found.kept_until <= now:
+                del self._kept[trace_id]
+                return None
+            return found
+
+    def forget(self) -> None:
+        with self._lock:
+            self._kept.clear()
