@@ -32,7 +32,7 @@ def _run_suite(
 
 class LocomoConfig(dg.Config):
     data: str = ""  # a locomo JSON file or its folder; empty: ../shared/corpora/locomo (or $MEMCORE_SHARED)
-    runs: str = "bm25_only,best(static)"
+    runs: str = "bm25_only,best(static),default(static)"
     limit: int = 0
 
 

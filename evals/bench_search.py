@@ -3,7 +3,8 @@
 For each size: synthetic sentences embedded with the ``static`` embedder are written to a fresh
 retrieval index (ingest throughput), the indexes are built (build time) and loaded into memory as
 a long-lived process would (prewarm), then queries with an as_of + tenant prefilter run through
-the real hybrid pipeline (p50/p95), through the pipeline's vector leg alone, and through an exact
+the real hybrid pipeline (p50/p95), through recall's default recipe (``DEFAULT_RECIPE``), through
+the pipeline's vector leg alone, and through an exact
 numpy brute force over the same rows in the same process, each in a loop of its own. The vector
 leg's top 10 is compared with the exact top 10 (recall@10). Ratios are printed beside the times because this machine is
 shared and noisy: only same-run ratios mean much.
@@ -33,7 +34,7 @@ from memory_core.adapters.lance.rows import namespace_key, schema
 from memory_core.environment import resolve_home
 from memory_core.identity import Namespace, Scope
 from memory_core.model import Kind
-from memory_core.retrieval.recipes import get_recipe
+from memory_core.retrieval.recipes import DEFAULT_RECIPE, get_recipe
 from memory_core.retrieval.types import SearchRequest
 from memory_core.services.search import search_index
 from memory_core.temporal import micros
@@ -222,6 +223,7 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
         return latencies[WARMUP:], answers[WARMUP:]
 
     lat_hybrid, _ = searched("hybrid_rrf")
+    lat_default, _ = searched(DEFAULT_RECIPE)  # what recall runs unless told otherwise
     lat_vector, approx = searched("vector_only")  # the vector leg as the pipeline runs it, alone
     lat_exact, exact = [], []
     for _, qv, tenant, as_of in cases:
@@ -239,6 +241,8 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
         "prewarm_s": round(prewarm_s, 2),
         "hybrid_p50_ms": round(p(lat_hybrid, 50), 2),
         "hybrid_p95_ms": round(p(lat_hybrid, 95), 2),
+        "default_p50_ms": round(p(lat_default, 50), 2),
+        "default_p95_ms": round(p(lat_default, 95), 2),
         "vector_leg_p50_ms": round(p(lat_vector, 50), 2),
         "vector_leg_p95_ms": round(p(lat_vector, 95), 2),
         "numpy_exact_p50_ms": round(p(lat_exact, 50), 2),
@@ -247,6 +251,8 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
     }
     row["exact_over_hybrid_p50"] = round(row["numpy_exact_p50_ms"] / row["hybrid_p50_ms"], 2)
     row["exact_over_hybrid_p95"] = round(row["numpy_exact_p95_ms"] / row["hybrid_p95_ms"], 2)
+    row["exact_over_default_p50"] = round(row["numpy_exact_p50_ms"] / row["default_p50_ms"], 2)
+    row["exact_over_default_p95"] = round(row["numpy_exact_p95_ms"] / row["default_p95_ms"], 2)
     row["exact_over_vector_leg_p50"] = round(row["numpy_exact_p50_ms"] / row["vector_leg_p50_ms"], 2)
     say(json.dumps(row))
     gc.unfreeze()
@@ -278,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
         "numpy_exact_p50_ms",
         "numpy_exact_p95_ms",
         "exact_over_hybrid_p95",
+        "default_p50_ms",
+        "default_p95_ms",
+        "exact_over_default_p95",
         "vector_recall_at_10",
         "index_build_s",
         "ingest_rows_per_s",

@@ -19,8 +19,10 @@ from typing import Any, Callable, Sequence
 from corpora.locomo import CATEGORIES, LICENCE, Conversation, Turn
 from memory_core import Identity, Memory
 from memory_core.adapters.embedders import make_embedder
+from memory_core.retrieval.recipes import DEFAULT_RECIPE
+from memory_core.write.conversation import CONTEXT_TURNS
 
-from .metrics import bootstrap_ci, recall_at_k
+from .metrics import bootstrap_ci, mcnemar_exact, recall_at_k
 
 KS = (5, 10, 25, 50)
 TENANT = "locomo"
@@ -29,13 +31,25 @@ DRAGON = {5: 56.7, 10: 66.2, 25: 76.7, 50: 82.7}
 Progress = Callable[[str], None]
 
 
+# How the turns are written and the questions asked.
+TUNED = "tuned"  # the harness's way: context, observed_at and participants passed explicitly
+DOCUMENTED = "documented"  # what docs/retrieval.md tells a user to do, and recall's defaults
+PATHS = (TUNED, DOCUMENTED)
+
+
 @dataclass(frozen=True, slots=True)
 class RunSpec:
-    """One configuration to measure: an embedder (None: no vector leg needed) and a recipe."""
+    """One configuration to measure: an embedder, a recipe (None: recall's default) and the path
+    the turns are written and asked through."""
 
     name: str
-    embedder: str | None
-    recipe: str
+    embedder: str
+    recipe: str | None
+    path: str = TUNED
+
+    @property
+    def recipe_label(self) -> str:
+        return self.recipe or f"default: {DEFAULT_RECIPE}"
 
 
 DEFAULT_SPECS = (
@@ -46,12 +60,12 @@ DEFAULT_SPECS = (
     RunSpec("hybrid(minilm)", "minilm", "hybrid_rrf"),
     RunSpec("best(static)", "static", "hybrid_zscore"),
     RunSpec("best(minilm)", "minilm", "hybrid_zscore"),
+    RunSpec("default(static)", "static", None, DOCUMENTED),
+    RunSpec("default(minilm)", "minilm", None, DOCUMENTED),
 )
 
 
-# How many earlier turns of the same session a turn's index context carries. An answer's words
-# often echo the question that prompted it, two turns back at most.
-CONTEXT_TURNS = 2
+# The tuned path gives each turn as much context as the store gives a run session's notes by itself.
 
 
 def turn_key(turn: Turn) -> str:
@@ -93,6 +107,27 @@ def write_conversations(memory: Memory, conversations: Sequence[Conversation], p
     return written
 
 
+def write_documented(memory: Memory, conversations: Sequence[Conversation], progress: Progress | None = None) -> int:
+    """The documented path: an agent writes each turn as it happens, as a note in its run session
+    (one per LoCoMo session), with the speaker as subject and the session's date as valid_at. The
+    store gives each turn its context (docs/retrieval.md, "Conversations")."""
+    written = 0
+    for conv in conversations:
+        for turn in conv.turns:
+            identity = Identity(
+                tenant=TENANT, user=conv.sample_id, agent="locomo-agent", session=f"{conv.sample_id}/{turn.session}"
+            )
+            tool = memory.for_run(identity, origin="evals.locomo")
+            tool.set(turn_key(turn), turn_text(turn), kind="note", subject=turn.speaker, valid_at=turn.session_date)
+            written += 1
+        if progress:
+            progress(f"wrote {conv.sample_id}: {len(conv.turns)} turns (documented path)")
+    return written
+
+
+WRITERS = {TUNED: write_conversations, DOCUMENTED: write_documented}
+
+
 @dataclass
 class SpecResult:
     spec: RunSpec
@@ -103,14 +138,27 @@ class SpecResult:
         rows = [q for q in self.per_question if category is None or q["category"] == category]
         return 100.0 * sum(q[f"r@{k}"] for q in rows) / len(rows) if rows else float("nan")
 
+    def recall_on(self, k: int, samples: set[str]) -> float:
+        rows = [q for q in self.per_question if q["sample_id"] in samples]
+        return 100.0 * sum(q[f"r@{k}"] for q in rows) / len(rows) if rows else float("nan")
+
+    def hits(self, k: int) -> list[bool]:
+        """Per question: is all of its evidence in the top k? (The paired outcome McNemar compares.)"""
+        return [q[f"r@{k}"] == 1.0 for q in self.per_question]
+
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "name": self.spec.name,
             "embedder": self.spec.embedder,
-            "recipe": self.spec.recipe,
+            "recipe": self.spec.recipe_label,
+            "path": self.spec.path,
             "questions": len(self.per_question),
             "seconds": round(self.seconds, 1),
         }
+        tune, held = halves(self.per_question)
+        for k in (5, 10):
+            out[f"r@{k}_tune_half"] = round(self.recall_on(k, tune), 2)
+            out[f"r@{k}_held_half"] = round(self.recall_on(k, held), 2)
         for k in KS:
             out[f"r@{k}"] = round(self.recall(k), 2)
             low, high = bootstrap_ci([q[f"r@{k}"] for q in self.per_question])
@@ -129,7 +177,10 @@ def evaluate_spec(memory: Memory, conversations: Sequence[Conversation], spec: R
         for q in conv.questions:
             if not q.evidence:
                 continue
-            found = tool.recall(q.question, k=k_max, recipe=spec.recipe, participants=conv.speakers)
+            if spec.path == DOCUMENTED:
+                found = tool.recall(q.question, k=k_max)
+            else:
+                found = tool.recall(q.question, k=k_max, recipe=spec.recipe, participants=conv.speakers)
             ranked = [h.key for h in found.hits]
             row = {
                 "sample_id": conv.sample_id,
@@ -160,32 +211,60 @@ def run_locomo(
     models_dir: Path,
     progress: Progress | None = None,
 ) -> list[SpecResult]:
-    """Write the turns once, then per embedder copy the store, build its index, run its recipes."""
+    """Write the turns once per path, then per embedder copy the store, build its index, run its
+    recipes. Results come in the order of ``specs``."""
     say = progress or (lambda message: None)
-    base = work_dir / "store"
-    if base.exists():
-        shutil.rmtree(base)
-    with Memory.open(base, new_id=seeded_ids()) as memory:
-        started = time.perf_counter()
-        count = write_conversations(memory, conversations, say)
-        say(f"wrote {count} turns in {time.perf_counter() - started:.1f}s")
-    results = []
-    for embedder_name in dict.fromkeys(s.embedder for s in specs):
-        home = work_dir / f"home-{embedder_name}"
-        if home.exists():
-            shutil.rmtree(home)
-        home.mkdir(parents=True)
-        shutil.copy(base / "memory.duckdb", home / "memory.duckdb")
-        shutil.copytree(base / "keys", home / "keys")  # the store's audit chain is signed with them
-        embedder = make_embedder(embedder_name, cache_dir=models_dir)
-        with Memory.open(home, embedder=embedder) as memory:
+    by_spec: dict[RunSpec, SpecResult] = {}
+    for path in dict.fromkeys(s.path for s in specs):
+        base = work_dir / f"store-{path}"
+        if base.exists():
+            shutil.rmtree(base)
+        with Memory.open(base, new_id=seeded_ids()) as memory:
             started = time.perf_counter()
-            memory.reindex()
-            say(f"indexed with {embedder.name} in {time.perf_counter() - started:.1f}s")
-            for spec in (s for s in specs if s.embedder == embedder_name):
-                results.append(evaluate_spec(memory, conversations, spec))
-                say(f"{spec.name}: r@10 {results[-1].recall(10):.1f}  ({results[-1].seconds:.0f}s)")
-    return results
+            count = WRITERS[path](memory, conversations, say)
+            say(f"wrote {count} turns ({path}) in {time.perf_counter() - started:.1f}s")
+        for embedder_name in dict.fromkeys(s.embedder for s in specs if s.path == path):
+            home = work_dir / f"home-{path}-{embedder_name}"
+            if home.exists():
+                shutil.rmtree(home)
+            home.mkdir(parents=True)
+            shutil.copy(base / "memory.duckdb", home / "memory.duckdb")
+            shutil.copytree(base / "keys", home / "keys")  # the store's audit chain is signed with them
+            embedder = make_embedder(embedder_name, cache_dir=models_dir)
+            with Memory.open(home, embedder=embedder) as memory:
+                started = time.perf_counter()
+                memory.reindex()
+                say(f"indexed with {embedder.name} in {time.perf_counter() - started:.1f}s")
+                for spec in (s for s in specs if s.embedder == embedder_name and s.path == path):
+                    result = by_spec[spec] = evaluate_spec(memory, conversations, spec)
+                    say(f"{spec.name}: r@10 {result.recall(10):.1f}  ({result.seconds:.0f}s)")
+    return [by_spec[s] for s in specs]
+
+
+def halves(per_question: Sequence[dict[str, Any]]) -> tuple[set[str], set[str]]:
+    """The conversations in two halves, in the file's order: choices were made on the first
+    (``tune``), the second is held out from them (docs/retrieval.md, "The default recipe")."""
+    samples = list(dict.fromkeys(q["sample_id"] for q in per_question))
+    cut = (len(samples) + 1) // 2
+    return set(samples[:cut]), set(samples[cut:])
+
+
+def paired_tests(results: Sequence[SpecResult], k: int = 10) -> list[dict[str, Any]]:
+    """McNemar's exact test between every pair of runs on per-question hits@k."""
+    out = []
+    for i, a in enumerate(results):
+        for b in results[i + 1 :]:
+            test = mcnemar_exact(a.hits(k), b.hits(k))
+            out.append(
+                {
+                    "a": a.spec.name,
+                    "b": b.spec.name,
+                    f"hits@{k}_a": sum(a.hits(k)),
+                    f"hits@{k}_b": sum(b.hits(k)),
+                    **test,
+                }
+            )
+    return out
 
 
 def report_markdown(
@@ -199,22 +278,30 @@ def report_markdown(
         "is its own haystack (one user scope); questions with no usable evidence are skipped.  ",
         f"Evidence cleaning: {cleaning}",
         "",
-        "Method: every turn is written through the Memory tool as a note — value: its words (and a shared "
-        "photo's caption); subject: its speaker; valid_at and observed_at: its session's date; index context "
-        f"(found by BM25, not part of the value): the {CONTEXT_TURNS} turns before it in its session. Each "
-        "question is asked through `recall` in that conversation's scope with the two speakers as participants. "
-        "No LLM, no annotation (observations, summaries, answers) is used.",
+        "Paths. *tuned*: every turn is written through the Memory tool as a note — value: its words (and a "
+        "shared photo's caption); subject: its speaker; valid_at and observed_at: its session's date; index "
+        f"context (found by BM25, not part of the value): the {CONTEXT_TURNS} turns before it in its session — "
+        "and each question is asked through `recall` with the run's recipe and the two speakers as "
+        "participants. *documented*: what docs/retrieval.md tells a user to do — each turn is a `set(key, "
+        "text, kind='note', subject=speaker, valid_at=session date)` in a run session per LoCoMo session (the "
+        "store adds the context), and each question is `recall(question, k=50)` with every other argument "
+        "left at its default. No LLM, no annotation (observations, summaries, answers) is used.",
         "",
-        "| retriever | R@5 | R@10 | R@25 | R@50 | " + " | ".join(f"R@10 {v}" for v in CATEGORIES.values()) + " |",
-        "|---|---|---|---|---|" + "---|" * len(CATEGORIES),
-        "| DRAGON (paper, ACL 2024) | " + " | ".join(f"{DRAGON[k]:.1f}" for k in KS) + " |" + " — |" * len(CATEGORIES),
+        "| retriever | path | R@5 | R@10 | R@25 | R@50 | R@10 tune half | R@10 held half | "
+        + " | ".join(f"R@10 {v}" for v in CATEGORIES.values())
+        + " |",
+        "|---|---|---|---|---|---|---|---|" + "---|" * len(CATEGORIES),
+        "| DRAGON (paper, ACL 2024) | — | "
+        + " | ".join(f"{DRAGON[k]:.1f}" for k in KS)
+        + " | — | — |"
+        + " — |" * len(CATEGORIES),
     ]
     for r in results:
         s = r.summary()
         lines.append(
-            f"| {s['name']} (`{s['embedder']}`, `{s['recipe']}`) | "
+            f"| {s['name']} (`{s['embedder']}`, `{s['recipe']}`) | {s['path']} | "
             + " | ".join(f"{s[f'r@{k}']:.1f}" for k in KS)
-            + " | "
+            + f" | {s['r@10_tune_half']:.1f} | {s['r@10_held_half']:.1f} | "
             + " | ".join(f"{s[f'r@10_cat{c}']:.1f}" for c in CATEGORIES)
             + " |"
         )
@@ -222,6 +309,23 @@ def report_markdown(
         "",
         "95% bootstrap intervals (R@10): " + "; ".join(f"{r.spec.name} {r.summary()['r@10_ci95']}" for r in results),
     ]
+    if len(results) > 1:
+        lines += [
+            "",
+            "## Paired comparisons",
+            "",
+            "McNemar's exact test on per-question hits@10 (a question is a hit when all of its evidence is in "
+            "the top 10): *only a* / *only b* count the questions one run hits and the other misses; p is the "
+            "two-sided binomial probability of a split at least as uneven under no difference.",
+            "",
+            "| a | b | hits a | hits b | only a | only b | p |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for t in paired_tests(results):
+            lines.append(
+                f"| {t['a']} | {t['b']} | {t['hits@10_a']} | {t['hits@10_b']} | {t['only_a']} | {t['only_b']} | "
+                f"{t['p_value']:.3g} |"
+            )
     if plot_file:
         lines += ["", f"![recall@k]({plot_file})"]
     return "\n".join(lines) + "\n"

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 from corpora.locomo import load_locomo, locate
 
-from .locomo import DEFAULT_SPECS, RunSpec, SpecResult, plot_recall, report_markdown, run_locomo
+from .locomo import DEFAULT_SPECS, RunSpec, SpecResult, paired_tests, plot_recall, report_markdown, run_locomo
 
 SPEC_NAMES = {s.name: s for s in DEFAULT_SPECS}
 
@@ -55,6 +55,7 @@ def evaluate(
         "conversations": len(conversations),
         "cleaning": cleaning.to_dict(),
         "results": [r.summary() for r in results],
+        "paired_tests_hits_at_10": paired_tests(results),
         "report": str(out_dir / "locomo_report.md"),
         "plot": str(out_dir / "locomo_recall.png"),
     }
