@@ -156,9 +156,10 @@ class IndexReader(Protocol):
         self, text: str, where: LegFilter, limit: int, columns: Sequence[str], *, full: bool
     ) -> list[dict[str, Any]]: ...
 
-    def complete(self, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    def complete(self, rows: Sequence[dict[str, Any]], columns: Sequence[str], *, latest: bool = False) -> None:
         """Complete leg rows in place with ``columns``; a row whose fact left the index since is
-        marked ``_gone``."""
+        marked ``_gone``. ``latest``: each row as the index serves its fact now, even when the
+        table's version is still the one the legs read (a later page of a kept search)."""
         ...
 
 

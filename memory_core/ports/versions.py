@@ -147,14 +147,13 @@ class VersionLog(Protocol):
         ...
 
     def session_speakers(self, namespace: Namespace) -> list[str]:
-        """The subjects of the notes run sessions wrote in ``namespace``."""
+        """The subjects of the notes run sessions wrote in ``namespace`` that the index serves
+        (visible, not high, not redacted)."""
         ...
 
-    def notes_quoting(
-        self, namespace: Namespace, note_id: str, session: str, text: str, limit: int
-    ) -> list[FactVersion]:
-        """The version rows of the ``limit`` notes run session ``session`` said just after version
-        row ``note_id`` whose index context holds ``text``."""
+    def notes_quoting(self, namespace: Namespace, note_id: str, session: str, text: str) -> list[FactVersion]:
+        """The version rows of the notes run session ``session`` said after version row
+        ``note_id`` whose index context holds ``text``."""
         ...
 
     def verify_audit(self) -> AuditReport: ...

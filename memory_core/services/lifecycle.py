@@ -28,7 +28,7 @@ from ..session.keys import decide_key, key_op
 from ..temporal import parse_instant
 from ..texts import value_text
 from ..values import content_sha256
-from ..write.conversation import CONTEXT_TURNS, requoted
+from ..write.conversation import requoted
 from ..write.settle import entry_request
 
 
@@ -149,7 +149,7 @@ def _quoting(session: Session, namespace: Namespace, targets: Sequence[FactVersi
         row
         for target in targets
         if target.kind is Kind.NOTE and target.provenance.session is not None
-        for row in session.versions.notes_quoting(namespace, target.id, target.provenance.session, text, CONTEXT_TURNS)
+        for row in session.versions.notes_quoting(namespace, target.id, target.provenance.session, text)
         if row.fact_id != target.fact_id
     ]
     return tuple(requoted(found, text))

@@ -92,7 +92,9 @@ def run_legs(
     return out
 
 
-def complete(reader: IndexReader | None, fused: Fused, want: int, admissible: RowCheck) -> Fused:
+def complete(
+    reader: IndexReader | None, fused: Fused, want: int, admissible: RowCheck, *, latest: bool = False
+) -> Fused:
     """The first ``want`` fused rows, completed with the columns a hit shows and checked once more
     from their own columns: a damaged or lagging index can never widen an answer past its scope or
     time. A row that fails (or left the index in between) gives its place to the next one."""
@@ -101,7 +103,7 @@ def complete(reader: IndexReader | None, fused: Fused, want: int, admissible: Ro
     while reader is not None and len(kept) < want and start < len(fused):
         batch = fused[start : start + want - len(kept)]
         start += len(batch)
-        reader.complete([row for row, _, _ in batch], HIT_COLUMNS)
+        reader.complete([row for row, _, _ in batch], HIT_COLUMNS, latest=latest)
         kept.extend(item for item in batch if not item[0].get("_gone") and admissible(item[0]))
     return kept
 
@@ -165,13 +167,21 @@ class Page:
 
 
 def page_of(
-    reader: IndexReader | None, fused: Fused, start: int, want: int, request: SearchRequest, where: LegFilter
+    reader: IndexReader | None,
+    fused: Fused,
+    start: int,
+    want: int,
+    request: SearchRequest,
+    where: LegFilter,
+    *,
+    latest: bool = False,
 ) -> Page:
     """One page: the fused candidates from ``start`` completed and checked until ``want`` pass,
-    the first ``request.k`` of them cut to the token budget."""
+    the first ``request.k`` of them cut to the token budget. ``latest``: as the index serves
+    them now (a later page)."""
     for n in range(start, len(fused)):
         fused[n][0]["_pos"] = n
-    shown = complete(reader, fused[start:], want, row_check(where, time_check(where)))
+    shown = complete(reader, fused[start:], want, row_check(where, time_check(where)), latest=latest)
     checked = tuple(to_hit(row, score, per_leg) for row, score, per_leg in shown)
     chosen, truncated = assemble(checked, request.k, request.token_budget)
     # All that passed are shown, and fewer than wanted: every candidate left was read.
@@ -215,6 +225,7 @@ class SearchService(RunService):
         namespace = self.identity.namespace(request.scope)  # refuses a scope the run may not read
         if cursor is not None:
             return self._next_page(request, namespace, cursor, now)
+        generation = session.searches.generation  # a redaction from here on: not kept
         if not request.participants:  # the people of the scope's conversations, when it has any
             request = dataclasses.replace(request, participants=tuple(sorted(session.speakers(namespace))))
         # Read-your-writes: queued index changes land before the legs run (what they replace is
@@ -226,7 +237,8 @@ class SearchService(RunService):
         result = dataclasses.replace(
             searched.result, trace_id=trace_id, next_cursor=_cursor(trace_id, searched.next_offset)
         )
-        session.searches.keep(KeptSearch(namespace, trace_id, now, request, searched, result, now + KEPT_FOR))
+        kept = KeptSearch(namespace, trace_id, now, request, searched, result, now + KEPT_FOR)
+        session.searches.keep(kept, generation)
         waiting = session.projections.pending_projection_failures(namespace)
         if waiting:
             note = f"{len(waiting)} write(s) in this scope are not in the index yet (recorded for repair)"
@@ -255,10 +267,15 @@ class SearchService(RunService):
         # (or no longer live at the search's as_of) is left out, never answered after it left.
         self.session.require_index().flush(settle=False)
         asked = dataclasses.replace(first, k=request.k, token_budget=request.token_budget)
-        try:
-            page = page_of(kept.searched.reader, kept.searched.fused, offset, request.k, asked, kept.searched.where)
-        except (OSError, ValueError) as exc:  # the index version it read is gone (rebuilt)
-            raise CursorNotFound("the index version this search read is gone; search again", cursor=cursor) from exc
+        fused = kept.searched.fused
+        with kept.paging:
+            for row, _, _ in fused[offset:]:  # completed for an earlier page: read again, as they are now
+                for column in ("value_json", "_gone"):
+                    row.pop(column, None)
+            try:
+                page = page_of(kept.searched.reader, fused, offset, request.k, asked, kept.searched.where, latest=True)
+            except (OSError, ValueError) as exc:  # the index version it read is gone (rebuilt)
+                raise CursorNotFound("the index version this search read is gone; search again", cursor=cursor) from exc
         return dataclasses.replace(
             kept.result,
             hits=page.hits,
@@ -274,6 +291,6 @@ def _cursor(trace_id: str, offset: int | None) -> str | None:
 
 def _parse_cursor(cursor: str) -> tuple[str, int]:
     trace_id, _, offset = cursor.partition(":")
-    if not trace_id or not offset.isdigit():
+    if not trace_id or not (offset.isascii() and offset.isdigit()):
         raise InvalidInput("cursor must be the next_cursor a search answered", field="cursor")
     return trace_id, int(offset)

@@ -14,9 +14,9 @@ from collections import OrderedDict
 from typing import Callable, ContextManager, Iterable, Sequence
 
 from ..identity import Namespace
-from ..model import FactVersion
+from ..model import FactVersion, Kind
 from ..texts import value_text
-from ..write.conversation import CONTEXT_TURNS, Said, followed, opens_turn
+from ..write.conversation import TAIL_TURNS, Said, followed, opens_turn
 
 # The log's first rows of a session's newest notes; more than the context reads, since some may
 # not be served (high, redacted, of a type the index leaves out).
@@ -49,19 +49,24 @@ class Conversations:
         key = (namespace, session)
         found = self._tails.get(key)
         if found is None:
-            rows = self._load(namespace, session, CONTEXT_TURNS * 4)
+            rows = self._load(namespace, session, TAIL_TURNS * 2)
             found = self._keep(key, followed((), self._said(rows)))
         else:
             self._tails.move_to_end(key)
         return found
 
     def noted(self, rows: Iterable[FactVersion]) -> None:
-        """A commit's rows: the new notes of a session whose tail is held move it on."""
+        """A commit's rows: the new notes of a session whose tail is held move it on. Any other
+        row of a session's note (deleted, restated high, ...) sends its scope's speakers back to
+        the log; a tail is checked against its notes' states when it is read."""
         for row in rows:
-            if not opens_turn(row):
+            if row.kind is not Kind.NOTE or row.provenance.session is None:
                 continue
             namespace = Namespace(row.tenant, row.scope, row.owner_id)
             known = self._speakers.get(namespace)
+            if not (opens_turn(row) and self._indexable(row)):
+                self._speakers.pop(namespace, None)
+                continue
             if known is not None and row.subject and row.subject not in known:
                 self._speakers[namespace] = known | {row.subject}
             key = (namespace, row.provenance.session)
@@ -75,7 +80,7 @@ class Conversations:
         self._speakers.clear()
 
     def _said(self, rows: Iterable[FactVersion]) -> list[Said]:
-        return [Said(r.fact_id, value_text(r.value)) for r in rows if self._indexable(r)]
+        return [Said(r.fact_id, r.key, value_text(r.value)) for r in rows if self._indexable(r)]
 
     def _keep(self, key: tuple[Namespace, str], tail: tuple[Said, ...]) -> tuple[Said, ...]:
         self._tails[key] = tail

@@ -252,7 +252,14 @@ class Session:
         """The index context of the next note ``session`` writes in ``namespace``: the words of
         the notes it wrote just before (``write.conversation``)."""
         with self.versions.locked():
-            return context_of(self.conversations.tail(namespace, session))
+            said = self.conversations.tail(namespace, session)
+            return context_of([s for s in said if self._serves(namespace, s.key, s.fact_id)])
+
+    def _serves(self, namespace: Namespace, key: str, fact_id: str) -> bool:
+        """Does the index serve this fact now? (A note deleted, made high or redacted since it
+        was said lends no words.)"""
+        state = self.versions.fact_state(namespace, key, fact_id)
+        return state is not None and self.indexable(state)
 
     def speakers(self, namespace: Namespace) -> frozenset[str]:
         """Who speaks in the namespace's conversations: the subjects of the notes run sessions wrote."""
@@ -313,9 +320,19 @@ class Session:
             if index is not None:
                 # A requoted note's row keeps its version: it is dropped and written again.
                 requoting = sorted({r.fact_id for r in requoted})
-                index.forget(sorted({r.fact_id for r in rows}.union(requoting)))
-                if requoting:
-                    index.enqueue(self.versions.latest_states(requoting))
+                try:
+                    index.forget(sorted({r.fact_id for r in rows}.union(requoting)))
+                    if requoting:
+                        index.enqueue(self.versions.latest_states(requoting))
+                except BaseException as exc:
+                    # Their versions did not change, so no check would find the stale words:
+                    # recorded, repair writes them again. The failure still reaches the caller.
+                    if requoting:
+                        states = self.versions.latest_states(requoting)
+                        self.projections.record_projection_failure(states, f"redaction: {exc}", self.clock.now())
+                    raise
+                finally:
+                    self.searches.forget()  # nor one a search kept while the index was changing
                 self.forget_peers()
 
     def _keep_peers(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,6 +33,8 @@ class KeptSearch:
     searched: Any  # services.search.Searched: the reader of the version it read, its plan, legs and ranking
     result: Any  # the first page's SearchResult
     kept_until: datetime
+    # Pages complete the kept rows in place: one page at a time.
+    paging: threading.Lock = field(default_factory=threading.Lock, compare=False)
 
     def trace(self) -> SearchTrace:
         """The search explained (built when asked: most searches are never traced)."""
@@ -66,9 +68,13 @@ class SearchMemo:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: OrderedDict[str, KeptSearch] = OrderedDict()
+        self.generation = 0  # moved on by every ``forget``
 
-    def keep(self, search: KeptSearch) -> None:
+    def keep(self, search: KeptSearch, generation: int) -> None:
+        """Keep a search that began at ``generation``; one a redaction overtook is not kept."""
         with self._lock:
+            if generation != self.generation:
+                return
             self._kept[search.trace_id] = search
             while len(self._kept) > KEPT:
                 self._kept.popitem(last=False)
@@ -88,3 +94,4 @@ class SearchMemo:
     def forget(self) -> None:
         with self._lock:
             self._kept.clear()
+            self.generation += 1

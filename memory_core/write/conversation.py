@@ -25,6 +25,7 @@ class Said:
     """One earlier note of a run session: its fact and its words."""
 
     fact_id: str
+    key: str
     text: str
 
 
@@ -44,9 +45,14 @@ def opens_turn(row: FactVersion) -> bool:
     return row.kind is Kind.NOTE and row.op is Op.SET and row.provenance.session is not None
 
 
+# Notes a tail holds: more than a context reads, so one deleted or made high since still leaves
+# the context its full length.
+TAIL_TURNS = CONTEXT_TURNS * 4
+
+
 def followed(tail: Sequence[Said], said: Iterable[Said]) -> tuple[Said, ...]:
-    """The tail after ``said`` were written, kept to what the next context reads."""
-    return (*tail, *said)[-CONTEXT_TURNS:]
+    """The tail after ``said`` were written, kept to ``TAIL_TURNS``."""
+    return (*tail, *said)[-TAIL_TURNS:]
 
 
 def without_quote(context: str | None, text: str) -> str | None:
@@ -59,6 +65,12 @@ def without_quote(context: str | None, text: str) -> str | None:
 
 
 def requoted(quoting: Iterable[FactVersion], text: str) -> list[FactVersion]:
-    """The rows that quoted ``text`` in their index context, each once, with it taken out."""
+    """The rows whose index context quoted ``text`` as one of its joined notes, each once, with it
+    taken out (a row that holds the words only inside other words is left as it is)."""
     by_id = {r.id: r for r in quoting}
-    return [dataclasses.replace(r, index_context=without_quote(r.index_context, text)) for r in by_id.values()]
+    out = []
+    for row in by_id.values():
+        context = without_quote(row.index_context, text)
+        if context != row.index_context:
+            out.append(dataclasses.replace(row, index_context=context))
+    return out

@@ -131,4 +131,42 @@ def test_a_redaction_leaves_other_words_and_later_turns_alone(memory):
     assert contexts["t2"] is None  # it quoted "ok" alone
     assert contexts["t3"] == "book it"  # "book" keeps its letters
     assert contexts["t4"] == "book it okay then"  # "okay" is another word
-    assert contexts["t5"] == "okay then ok"  # t1 was not what it quoted: t4's "ok" stays
+    # t5 quoted t4's "ok", not t1's: words the same as the redacted note's go too (the safe side)
+    assert contexts["t5"] == "okay then"
+
+
+def test_a_redaction_reaches_a_note_that_quoted_past_a_high_one(memory):
+    tool = tool_of(memory)
+    tool.set("a", "my secret plan zebra", kind="note")
+    tool.set("b", "a code word", kind="note", sensitivity="high")  # lends no words, so d quotes a
+    tool.set("c", "ok then", kind="note")
+    tool.set("d", "fine", kind="note")
+    assert tool.get("d").index_context == "my secret plan zebra ok then"
+    tool.delete("a")
+    tool.redact("a", tool.history("a")[0].id)
+    assert tool.get("d").index_context == "ok then"
+    assert not [h for h in tool.recall("zebra", recipe="bm25_only").hits if "bm25" in h.legs]
+
+
+def test_a_note_deleted_or_made_high_since_lends_no_words(memory):
+    tool = tool_of(memory)
+    tool.set("a", "my door code zebra", kind="note")
+    tool.set("b", "ok", kind="note")
+    tool.set("a", "my door code zebra", kind="note", sensitivity="high")  # restated high
+    tool.set("c", "and then", kind="note")
+    assert tool.get("c").index_context == "ok"
+    tool.set("x", "words about a yak", kind="note")
+    tool.delete("x")
+    tool.set("d", "later", kind="note")
+    assert tool.get("d").index_context == "ok and then"
+
+
+def test_speakers_are_those_of_served_notes(memory):
+    tool = tool_of(memory)
+    tool.set("a", "hello", kind="note", subject="Ana")
+    tool.set("b", "a private matter", kind="note", subject="DrHidden", sensitivity="high")
+    reader = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
+    assert reader.recall("hello").participants == ("Ana",)
+    tool.set("c", "hi", kind="note", subject="Ben")
+    tool.set("c", "hi", kind="note", subject="Ben", sensitivity="high")  # restated high: no longer served
+    assert reader.recall("hello").participants == ("Ana",)

@@ -8,10 +8,15 @@ from hypothesis import strategies as st
 
 from memory_core import Identity, Memory
 from memory_core.errors import CursorMismatch, CursorNotFound, InvalidInput, TraceNotFound
+from memory_core.identity import Namespace, Scope
+from memory_core.services.search import _parse_cursor
+from memory_core.session.search_memo import KeptSearch, SearchMemo
+from tests.conftest import T0
 
 pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
 
 TOPICS = ["apples", "pears", "plums"]
+NS = Namespace("acme", Scope.USER, "ana")
 
 
 @pytest.fixture
@@ -152,3 +157,29 @@ def fill_and_tool(memory):
     tool = tool_of(memory)
     fill(tool)
     return tool
+
+
+def test_a_candidate_completed_for_an_earlier_page_is_read_again(memory):
+    tool = fill_and_tool(memory)
+    first = tool.recall("apples orchard", k=5, token_budget=1)  # completes five, shows one
+    assert len(first.hits) == 1 and first.truncated == 4
+    whole = [h.key for h in tool.recall("apples orchard", k=1000).hits]
+    tool.delete(whole[1])
+    second = tool.recall("apples orchard", k=5, cursor=first.next_cursor)
+    assert whole[1] not in [h.key for h in second.hits] and second.hits[0].key == whole[2]
+
+
+def test_a_malformed_cursor_is_bad_input():
+    for bad in ("abc", "abc:", ":5", "abc:-1", "abc:\u00b2"):
+        with pytest.raises(InvalidInput):
+            _parse_cursor(bad)
+
+
+def test_a_search_a_redaction_overtook_is_not_kept():
+    memo = SearchMemo()
+    began = memo.generation
+    memo.forget()
+    memo.keep(KeptSearch(NS, "t1", T0, None, None, None, T0 + timedelta(hours=1)), began)
+    assert memo.find("t1", NS, T0) is None
+    memo.keep(KeptSearch(NS, "t2", T0, None, None, None, T0 + timedelta(hours=1)), memo.generation)
+    assert memo.find("t2", NS, T0) is not None

@@ -19,6 +19,7 @@ import duckdb
 
 from ...audit import AuditEntry, AuditReport, AuditRow, LedgerLine
 from ...identity import Namespace
+from ...lifecycle.history import REDACTED_JSON
 from ...model import VISIBLE_STATUSES, FactVersion
 from ...ports import Head, StagedRows, WriteBatch
 from .audit_chain import AuditChain
@@ -134,33 +135,26 @@ class DuckDBVersions:
         return [row_to_version(r) for r in reversed(rows)]
 
     def session_speakers(self, namespace: Namespace) -> list[str]:
+        # The latest state of each note of a run session, as the index would serve it.
         rows = self._db.rows(
-            "SELECT DISTINCT json_extract_string(attrs, '$.subject') AS s FROM memory_versions "
-            f"WHERE {NS_WHERE} AND kind = 'note' AND op = 'set' "
-            "AND json_extract_string(attrs, '$.prov_session') IS NOT NULL AND s IS NOT NULL ORDER BY s",
-            ns_params(namespace),
+            "SELECT DISTINCT json_extract_string(attrs, '$.subject') AS s FROM ("
+            + LATEST.format(
+                cols="attrs, status, sensitivity, value_json",
+                where=f"{NS_WHERE} AND kind = 'note' AND json_extract_string(attrs, '$.prov_session') IS NOT NULL",
+            )
+            + ") WHERE list_contains(?, status) AND sensitivity <> 'high' AND value_json <> ? "
+            "AND s IS NOT NULL ORDER BY s",
+            [*ns_params(namespace), sorted(VISIBLE_STATUSES), REDACTED_JSON],
         )
         return [r[0] for r in rows]
 
-    def notes_quoting(
-        self, namespace: Namespace, note_id: str, session: str, text: str, limit: int
-    ) -> list[FactVersion]:
-        # The notes the session said next, as many as a context reads, and their later rows.
+    def notes_quoting(self, namespace: Namespace, note_id: str, session: str, text: str) -> list[FactVersion]:
         rows = self._db.rows(
-            f"""
-            WITH said_after AS (
-                SELECT fact_id FROM memory_versions
-                WHERE {NS_WHERE} AND kind = 'note' AND op = 'set'
-                  AND json_extract_string(attrs, '$.prov_session') = ?
-                  AND seq > (SELECT seq FROM memory_versions WHERE id = ?)
-                ORDER BY seq LIMIT ?
-            )
-            SELECT {COLS} FROM memory_versions
-            WHERE {NS_WHERE} AND fact_id IN (SELECT fact_id FROM said_after)
-              AND contains(coalesce(json_extract_string(attrs, '$.index_context'), ''), ?)
-            ORDER BY seq
-            """,
-            [*ns_params(namespace), session, note_id, limit, *ns_params(namespace), text],
+            f"SELECT {COLS} FROM memory_versions WHERE {NS_WHERE} AND kind = 'note' "
+            "AND json_extract_string(attrs, '$.prov_session') = ? "
+            "AND seq > (SELECT seq FROM memory_versions WHERE id = ?) "
+            "AND contains(coalesce(json_extract_string(attrs, '$.index_context'), ''), ?) ORDER BY seq",
+            [*ns_params(namespace), session, note_id, text],
         )
         return [row_to_version(r) for r in rows]
 

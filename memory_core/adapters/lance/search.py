@@ -61,8 +61,8 @@ class LanceReader:
         rendered = self._where(where, full)
         return self._leg(lambda n, cols: self._snapshot.fts_search(text, rendered, n, cols), limit, columns)
 
-    def complete(self, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
-        self._index.hydrate(rows, columns, read_at=self._snapshot)
+    def complete(self, rows: Sequence[dict[str, Any]], columns: Sequence[str], *, latest: bool = False) -> None:
+        self._index.hydrate(rows, columns, read_at=None if latest else self._snapshot)
 
 
 class LanceSearch:
