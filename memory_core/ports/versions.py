@@ -146,11 +146,6 @@ class VersionLog(Protocol):
         quoted them, stored again with the context they are given, in the same transaction."""
         ...
 
-    def session_speakers(self, namespace: Namespace) -> list[str]:
-        """The subjects of the notes run sessions wrote in ``namespace`` that the index serves
-        (visible, not high, not redacted)."""
-        ...
-
     def notes_quoting(self, namespace: Namespace, note_id: str, session: str, text: str) -> list[FactVersion]:
         """The version rows of the notes run session ``session`` said after version row
         ``note_id`` whose index context holds ``text``."""

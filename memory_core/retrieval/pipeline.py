@@ -153,8 +153,9 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
     if spans:
         when = [from_micros(rows[i]["observed_at"]) or from_micros(rows[i]["valid_at"]) for i in ids]
         terms["date_prior"] = np.array([recipe.date_prior * date_match(spans, w) for w in when])
-    speakers = request.participants or subjects_of(rows.values())
-    named = named_participants(request.query, speakers) if recipe.subject_prior else []
+    named = []
+    if recipe.subject_prior:
+        named = named_participants(request.query, request.participants or subjects_of(rows.values()))
     if len(named) == 1:
         theirs = [(rows[i].get("subject") or "").lower() == named[0].lower() for i in ids]
         terms["subject_prior"] = recipe.subject_prior * np.array(theirs, dtype=float)

@@ -133,6 +133,8 @@ def run_search(
     in_time = time_check(where)
     legs = run_legs(reader, embedder, the_plan, where, timings, leg_check(in_time))
     fused = fuse(legs, recipe, request)
+    for n, (row, _, _) in enumerate(fused):
+        row["_pos"] = n  # where a page ends, whichever rows it completed
     # The legs returned a few columns; complete the rows the answer shows. The verdict reads only
     # the top hit, unless the query names an identifier: then every candidate's text is searched.
     hydrating = time.perf_counter()
@@ -179,8 +181,6 @@ def page_of(
     """One page: the fused candidates from ``start`` completed and checked until ``want`` pass,
     the first ``request.k`` of them cut to the token budget. ``latest``: as the index serves
     them now (a later page)."""
-    for n in range(start, len(fused)):
-        fused[n][0]["_pos"] = n
     shown = complete(reader, fused[start:], want, row_check(where, time_check(where)), latest=latest)
     checked = tuple(to_hit(row, score, per_leg) for row, score, per_leg in shown)
     chosen, truncated = assemble(checked, request.k, request.token_budget)

@@ -21,27 +21,28 @@ from ..write.conversation import TAIL_TURNS, Said, followed, opens_turn
 # The log's first rows of a session's newest notes; more than the context reads, since some may
 # not be served (high, redacted, of a type the index leaves out).
 LoadNotes = Callable[[Namespace, str, int], Sequence[FactVersion]]
-LoadSpeakers = Callable[[Namespace], Iterable[str]]
+LoadNoteStates = Callable[[Namespace], Iterable[FactVersion]]  # the latest state of each session note
 TAILS_KEPT = 4096  # sessions whose tail is held; an older one is read from the log again
 
 
 class Conversations:
-    def __init__(self, load: LoadNotes, load_speakers: LoadSpeakers, indexable: Callable[[FactVersion], bool]) -> None:
+    def __init__(self, load: LoadNotes, note_states: LoadNoteStates, indexable: Callable[[FactVersion], bool]) -> None:
         self._load = load
-        self._load_speakers = load_speakers
+        self._note_states = note_states
         self._indexable = indexable
         self._tails: OrderedDict[tuple[Namespace, str], tuple[Said, ...]] = OrderedDict()
         self._speakers: dict[Namespace, frozenset[str]] = {}
 
     def speakers(self, namespace: Namespace, locked: Callable[[], ContextManager[None]]) -> frozenset[str]:
-        """The subjects of the namespace's turns. Read without the store's lock once loaded (a
+        """The subjects of the namespace's turns the index serves. Read without the store's lock once loaded (a
         commit replaces the set whole); ``locked`` is taken to load it."""
         found = self._speakers.get(namespace)
         if found is None:
             with locked():
                 found = self._speakers.get(namespace)
                 if found is None:
-                    found = self._speakers[namespace] = frozenset(self._load_speakers(namespace))
+                    served = (s for s in self._note_states(namespace) if s.subject and self._indexable(s))
+                    found = self._speakers[namespace] = frozenset(s.subject for s in served)
         return found
 
     def tail(self, namespace: Namespace, session: str) -> tuple[Said, ...]:

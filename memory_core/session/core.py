@@ -127,7 +127,7 @@ class Session:
         self._peers: PeerVectors | None = None
         self._configs: dict[str, WriteConfig] = {}
         self.searches = SearchMemo()
-        self.conversations = Conversations(self.versions.session_notes, self.versions.session_speakers, self.indexable)
+        self.conversations = Conversations(self.versions.session_notes, self._session_notes_now, self.indexable)
         # Members built on first use are built once, whichever thread asks first.
         self._building = threading.Lock()
 
@@ -260,6 +260,16 @@ class Session:
         was said lends no words.)"""
         state = self.versions.fact_state(namespace, key, fact_id)
         return state is not None and self.indexable(state)
+
+    def _session_notes_now(self, namespace: Namespace) -> list[FactVersion]:
+        """The latest state of every note a run session wrote in ``namespace`` (from the log's
+        cached states)."""
+        return [
+            state
+            for states in self.versions.namespace_states(namespace).values()
+            for state in states
+            if state.kind is Kind.NOTE and state.provenance.session is not None
+        ]
 
     def speakers(self, namespace: Namespace) -> frozenset[str]:
         """Who speaks in the namespace's conversations: the subjects of the notes run sessions wrote."""

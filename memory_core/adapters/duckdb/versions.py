@@ -19,7 +19,6 @@ import duckdb
 
 from ...audit import AuditEntry, AuditReport, AuditRow, LedgerLine
 from ...identity import Namespace
-from ...lifecycle.history import REDACTED_JSON
 from ...model import VISIBLE_STATUSES, FactVersion
 from ...ports import Head, StagedRows, WriteBatch
 from .audit_chain import AuditChain
@@ -133,20 +132,6 @@ class DuckDBVersions:
             [*ns_params(namespace), session, limit],
         )
         return [row_to_version(r) for r in reversed(rows)]
-
-    def session_speakers(self, namespace: Namespace) -> list[str]:
-        # The latest state of each note of a run session, as the index would serve it.
-        rows = self._db.rows(
-            "SELECT DISTINCT json_extract_string(attrs, '$.subject') AS s FROM ("
-            + LATEST.format(
-                cols="attrs, status, sensitivity, value_json",
-                where=f"{NS_WHERE} AND kind = 'note' AND json_extract_string(attrs, '$.prov_session') IS NOT NULL",
-            )
-            + ") WHERE list_contains(?, status) AND sensitivity <> 'high' AND value_json <> ? "
-            "AND s IS NOT NULL ORDER BY s",
-            [*ns_params(namespace), sorted(VISIBLE_STATUSES), REDACTED_JSON],
-        )
-        return [r[0] for r in rows]
 
     def notes_quoting(self, namespace: Namespace, note_id: str, session: str, text: str) -> list[FactVersion]:
         rows = self._db.rows(
