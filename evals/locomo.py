@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 from corpora.locomo import CATEGORIES, LICENCE, Conversation, Turn
 from memory_core import Identity, Memory
 from memory_core.adapters.embedders import make_embedder
+from memory_core.retrieval.calibration import ranked_features
 from memory_core.retrieval.recipes import DEFAULT_RECIPE
 from memory_core.write.conversation import CONTEXT_TURNS
 
@@ -133,6 +134,7 @@ class SpecResult:
     spec: RunSpec
     per_question: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
+    embedder_name: str = ""  # the embedder's own name (what a calibration is keyed by)
 
     def recall(self, k: int, category: int | None = None) -> float:
         rows = [q for q in self.per_question if category is None or q["category"] == category]
@@ -182,12 +184,15 @@ def evaluate_spec(memory: Memory, conversations: Sequence[Conversation], spec: R
             else:
                 found = tool.recall(q.question, k=k_max, recipe=spec.recipe, participants=conv.speakers)
             ranked = [h.key for h in found.hits]
+            wanted = set(q.evidence)
             row = {
                 "sample_id": conv.sample_id,
                 "category": q.category,
                 "question": q.question,
                 "evidence": list(q.evidence),
                 "top": ranked[:10],
+                # each top-10 hit's calibration features, and whether it is evidence (the label)
+                "scored": [[*f, float(h.key in wanted)] for h, f in zip(found.hits[:10], ranked_features(found.hits))],
             }
             row.update({f"r@{k}": recall_at_k(ranked, q.evidence, k) for k in KS})
             result.per_question.append(row)
@@ -237,6 +242,7 @@ def run_locomo(
                 say(f"indexed with {embedder.name} in {time.perf_counter() - started:.1f}s")
                 for spec in (s for s in specs if s.embedder == embedder_name and s.path == path):
                     result = by_spec[spec] = evaluate_spec(memory, conversations, spec)
+                    result.embedder_name = embedder.name
                     say(f"{spec.name}: r@10 {result.recall(10):.1f}  ({result.seconds:.0f}s)")
     return [by_spec[s] for s in specs]
 

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from corpora.locomo import load_locomo, locate
 
 from .locomo import DEFAULT_SPECS, RunSpec, SpecResult, paired_tests, plot_recall, report_markdown, run_locomo
+from .locomo_calibration import calibration_markdown, fit_calibration, plot_reliability
 
 SPEC_NAMES = {s.name: s for s in DEFAULT_SPECS}
 
@@ -47,7 +48,16 @@ def evaluate(
         results: list[SpecResult] = run_locomo(conversations, specs, Path(work), models_dir, progress)
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_recall(results, out_dir / "locomo_recall.png")
+    fits = [f for f in (fit_calibration(r) for r in results) if f is not None]
     markdown = report_markdown(results, data_file, cleaning.to_dict(), "locomo_recall.png")
+    if fits:
+        plot_reliability(fits, out_dir / "locomo_reliability.png")
+        markdown += "\n".join(calibration_markdown(fits, "locomo_reliability.png")) + "\n"
+        folder = out_dir / "calibrations"  # install one with `memcore calibration install FILE`
+        folder.mkdir(exist_ok=True)
+        for f in fits:
+            name = f.run.replace("(", "-").replace(")", "")
+            (folder / f"{name}.json").write_text(json.dumps(f.calibration.to_dict(), indent=2) + "\n")
     (out_dir / "locomo_report.md").write_text(markdown)
     doc = {
         "data_file": str(data_file),
@@ -56,6 +66,7 @@ def evaluate(
         "cleaning": cleaning.to_dict(),
         "results": [r.summary() for r in results],
         "paired_tests_hits_at_10": paired_tests(results),
+        "calibration": [f.summary() for f in fits],
         "report": str(out_dir / "locomo_report.md"),
         "plot": str(out_dir / "locomo_recall.png"),
     }

@@ -7,6 +7,7 @@ the same objects, so there is one dispatch table.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -73,7 +74,47 @@ def _resolver(request: EvalRequest) -> Result:
     return doc, "\n".join(lines)
 
 
+def _locomo_qa(request: EvalRequest) -> Result:
+    from memory_core.adapters.llm.openai_chat import OpenAIChat
+
+    from .locomo_qa import QaSettings, evaluate_qa
+
+    if not request.llm or not request.judge:
+        raise SuiteUsageError("locomo-qa answers and judges through language models: give --llm URL and --judge URL")
+    for name, url in (("--llm", request.llm), ("--judge", request.judge)):
+        if not re.fullmatch(r"https?://[\x21-\x7e]+", url):
+            raise SuiteUsageError(f"locomo-qa: {name} must be an http(s) URL such as http://127.0.0.1:8000/v1")
+    if request.questions is not None and request.questions < 1:
+        raise SuiteUsageError("locomo-qa: --questions must be a positive number of questions per conversation")
+    answerer = OpenAIChat(base_url=request.llm, model=request.llm_model, api_key=request.api_key)
+    grader = OpenAIChat(base_url=request.judge, model=request.judge_model, api_key=request.api_key)
+    settings = QaSettings(embedder=request.embedder, lenient=request.lenient, questions=request.questions)
+    doc = evaluate_qa(
+        request.data,
+        request.shared,
+        request.out,
+        request.models,
+        answerer,
+        grader,
+        settings,
+        request.limit,
+        request.progress,
+    )
+    overall = doc["summary"]["overall (1-4)"]
+    lines = [
+        f"{group:<16} n {s['n']:>4}  judge {_pct(s['correct_strict'])}  F1 {_pct(s['f1'])}"
+        for group, s in doc["summary"].items()
+    ]
+    lines.append(f"overall strict judge {_pct(overall['correct_strict'])} on {overall['n']} questions")
+    return doc, "\n".join(lines + [f"report: {doc['report']}"])
+
+
+def _pct(metric: dict[str, Any]) -> str:
+    return "  —  " if metric.get("mean") is None else f"{metric['mean']:5.1f}"
+
+
 LOCOMO = Suite("locomo", "retrieval recall@k on LoCoMo", _locomo)
+LOCOMO_QA = Suite("locomo-qa", "LoCoMo answers through ask, LLM-judged, with F1 and EM", _locomo_qa)
 COREF = Suite("coref", "per-span vs whole-batch extraction (MuDoCo and synthetic, McNemar)", _coref)
 OBSERVATIONS = Suite("observations", "extraction recall against LoCoMo observations", _observations)
 RESOLVER = Suite("resolver", "the conflict resolver's calibration on labelled pairs", _resolver)

@@ -68,3 +68,13 @@ def resolve_service(
     then ``MEMCORE_URL`` / ``MEMCORE_KEY``. ``(None, ...)``: no service, open the home itself."""
     env = os.environ if environ is None else environ
     return (url or env.get(URL_ENV, "").strip() or None), (key or env.get(KEY_ENV, "").strip() or None)
+
+
+LLM_KEY_ENVS = ("MEMCORE_LLM_KEY", "OPENAI_API_KEY")
+
+
+def llm_api_key(environ: Mapping[str, str] | None = None) -> str:
+    """The API key of an OpenAI-compatible model endpoint: $MEMCORE_LLM_KEY, else $OPENAI_API_KEY,
+    else a placeholder (a local server that asks for none)."""
+    env = os.environ if environ is None else environ
+    return next((env[name].strip() for name in LLM_KEY_ENVS if env.get(name, "").strip()), "not-needed")

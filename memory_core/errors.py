@@ -317,3 +317,17 @@ class TraceNotFound(NotFound):
     """A search trace no longer kept, or of another scope."""
 
     code = "TRACE_NOT_FOUND"
+
+
+class LLMNotConfigured(MemcoreError):
+    """An op that answers through a language model (``ask``) on a memory opened without one."""
+
+    status = 501
+    code = "LLM_NOT_CONFIGURED"
+
+
+class CostCapReached(MemcoreError):
+    """The namespace has spent its daily model budget (the tenant's ``daily_cost_cap_usd``)."""
+
+    status = 429
+    code = "COST_CAP_REACHED"

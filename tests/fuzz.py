@@ -22,6 +22,7 @@ from memory_core.extraction.rules import RuleExtractor
 from memory_core.identity import Scope
 from memory_core.resolver.actions import ResolverSettings
 from memory_core.resolver.judge import RuleJudge
+from memory_core.retrieval.calibration import Calibration
 from tests.fuzz_values import (
     ANY_TEXT,
     AWARE,
@@ -141,6 +142,7 @@ ARGS: dict[Any, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "entries": batch(ENTRY_GOOD, ENTRY_NEAR),
     "items": batch(ITEM_GOOD, ITEM_NEAR),
     "query": texts(st.sampled_from(["where does ana live", "k1", "berlin"])),
+    "question": texts(st.sampled_from(["where does ana live", "what is k1"])),
     "k": ints(1, 20),
     "recipe": (
         st.sampled_from(["hybrid_zscore", "hybrid_rrf", "hybrid_lexical", "vector_only", "bm25_only"]),
@@ -212,6 +214,10 @@ ARGS: dict[Any, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "tenant": (st.just("acme"), NEAR_TEXT),
     "judge": (st.one_of(st.none(), st.just(RuleJudge())), st.sampled_from(["rules", RuleExtractor()])),
     ("resolve", "settings"): (st.one_of(st.none(), st.just(ResolverSettings())), st.just({"floor": 0.5})),
+    "calibration": (
+        st.just(Calibration("hashing-256", "hybrid_zscore", (0.0, 4.0, 0.0, 0.0, 0.0), -1.0, 0.1)),
+        st.sampled_from([{"coef": [1.0, 2.0, 3.0]}, "calibration.json", None]),
+    ),
     ("bank_harvest", "payload"): (
         st.fixed_dictionaries(
             {

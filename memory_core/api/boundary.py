@@ -94,6 +94,11 @@ def guarded(
     return op_with_checks
 
 
+def own_arguments(given: dict[str, Any]) -> dict[str, Any]:
+    """A method's own arguments (``locals()`` on its first line), handed to its service as they are."""
+    return {name: value for name, value in given.items() if name != "self"}
+
+
 def _ops(cls: type) -> list[tuple[str, Any, Callable[..., Any]]]:
     found = []
     for name, member in vars(cls).items():

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ..adapters.calibrations import read_calibrations, write_calibration
 from ..adapters.duckdb import DuckDBHome
 from ..adapters.duckdb.sql_memory import SqlMemory
 from ..adapters.embedders import make_embedder
@@ -27,9 +28,10 @@ from ..extraction.model import Extractor
 from ..extraction.pipeline import BUILTIN_STEPS, Step
 from ..identity import Identity
 from ..model import FactVersion
-from ..ports import Clock, Embedder, IndexSink, SqlDatabases, Store
+from ..ports import LLM, Clock, Embedder, IndexSink, SqlDatabases, Store
 from ..resolver.actions import PassReport, ResolverSettings
 from ..resolver.judge import Judge, RuleJudge
+from ..retrieval.calibration import Calibration
 from ..services.access import AccessService
 from ..services.extraction import ExtractionWorker
 from ..services.maintenance import ExpiryService
@@ -105,17 +107,26 @@ class Memory:
         new_id: Callable[[], str] = _new_id,
         open_index: Callable[[Session], IndexPorts] = open_lance_index,
         key_dir: str | Path | None = None,
+        llm: LLM | None = None,
         **embedder_options: Any,
     ) -> "Memory":
         """Open (or create) the home at ``home``. ``open_index`` builds the retrieval index the
         first time something needs it (default: the home's Lance index); a test may wrap it.
         ``key_dir``: where the home's signing key lives (default ``<home>/keys``); keep it
-        elsewhere to protect the audit chain from whoever can write the home (``docs/audit.md``)."""
+        elsewhere to protect the audit chain from whoever can write the home (``docs/audit.md``).
+        ``llm``: the language model ``ask`` answers through (``adapters.llm.openai_chat.OpenAIChat``)."""
         home = Path(home)
         store = DuckDBHome.open(home, create=create, read_only=read_only, key_dir=key_dir)
-        if isinstance(embedder, str):
-            embedder = make_embedder(embedder, cache_dir=home / "models", **embedder_options)
-        return cls(store, clock, new_id, embedder=embedder, open_index=open_index)
+        try:
+            if isinstance(embedder, str):
+                embedder = make_embedder(embedder, cache_dir=home / "models", **embedder_options)
+            memory = cls(store, clock, new_id, embedder=embedder, open_index=open_index)
+            memory.session.relevance.update(read_calibrations(home))
+            memory.llm = llm
+        except BaseException:
+            store.close()
+            raise
+        return memory
 
     @property
     def home(self) -> Path:
@@ -171,6 +182,33 @@ class Memory:
     def sql(self) -> SqlDatabases:
         """The per-scope SQL databases under ``<home>/sql/``."""
         return self.session.sql
+
+    @property
+    def llm(self) -> LLM | None:
+        """The language model ``ask`` answers through (None: ``ask`` is refused with LLM_NOT_CONFIGURED)."""
+        return self.session.llm
+
+    @llm.setter
+    def llm(self, llm: LLM | None) -> None:
+        if llm is not None and not callable(getattr(llm, "complete_json", None)):
+            raise InvalidInput("llm must offer complete_json (the LLM port)", field="llm")
+        self.session.llm = llm
+
+    # -- relevance calibration -------------------------------------------------------------------
+
+    @property
+    def calibrations(self) -> list[Calibration]:
+        """The relevance calibrations recall and search use (packaged, then the home's own)."""
+        return [self.session.relevance[key] for key in sorted(self.session.relevance)]
+
+    def install_calibration(self, calibration: Calibration) -> Path:
+        """Keep ``calibration`` in the home: searches of its recipe under its embedder give each
+        hit its P(relevant) and abstain under the threshold (docs/retrieval.md)."""
+        if self.store.read_only:
+            raise InvalidInput("this memory was opened read-only: a calibration cannot be installed")
+        path = write_calibration(self.home, calibration)
+        self.session.relevance[(calibration.embedder, calibration.recipe)] = calibration
+        return path
 
     # -- the index -----------------------------------------------------------------------------
 

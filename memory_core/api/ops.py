@@ -23,6 +23,7 @@ READ_OPS = frozenset(
         "recall",
         "search",
         "search_trace",
+        "ask",
         "sql_query",
         "snapshot",
         "doc_get",

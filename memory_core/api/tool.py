@@ -14,31 +14,28 @@ from ..identity import Identity, Scope
 from ..lifecycle.history import RollbackPlan
 from ..model import FactVersion, Kind, Op, WriteResult
 from ..placement import Ontology, Placement
-from ..ports import QueueRow, SqlResult
+from ..ports import QueueRow, SqlParams, SqlResult
+from ..retrieval.answer import Answer
 from ..retrieval.recipes import DEFAULT_RECIPE
 from ..retrieval.traces import SearchTrace
 from ..retrieval.types import SearchResult
+from ..services.ask import AskService
 from ..services.documents import DocumentsService
 from ..services.extraction import ExtractionService
 from ..services.graph import GraphService
 from ..services.lifecycle import LifecycleService
 from ..services.reads import ReadsService
 from ..services.review import ReviewDecision, ReviewItem, ReviewService
-from ..services.search import SearchService
 from ..services.sql import SqlService
 from ..services.tenant_settings import TenantSettingsService
 from ..services.writes import WritesService
 from ..temporal import Instant
 from ..write.batch import BulkResult
+from .boundary import own_arguments
 from .validate import TOOL_RULES, guard_ops
 
 if TYPE_CHECKING:
     from .memory import Memory
-
-
-def _arguments(given: dict[str, Any]) -> dict[str, Any]:
-    """A method's own arguments (``locals()`` on its first line), handed to its service as they are."""
-    return {name: value for name, value in given.items() if name != "self"}
 
 
 @guard_ops(TOOL_RULES)  # every argument is checked before the op runs (api/validate.py)
@@ -52,7 +49,7 @@ class MemoryTool:
         session = memory.session
         self._writes = WritesService(session, identity, origin)
         self._reads = ReadsService(session, identity, origin)
-        self._search = SearchService(session, identity, origin)
+        self._search = AskService(session, identity, origin)
         self._lifecycle = LifecycleService(session, identity, origin)
         self._documents = DocumentsService(session, identity, origin)
         self._graph = GraphService(session, identity, origin)
@@ -101,7 +98,7 @@ class MemoryTool:
         ``source_class`` (downgrade only), ``confidence`` and where in a transcript it was read.
         ``dry_run`` answers the verdict and writes nothing. ``scope="auto"`` places the fact by
         the tenant's ontology; ``details["placement"]`` says where and why."""
-        return self._writes.set(**_arguments(locals()))
+        return self._writes.set(**own_arguments(locals()))
 
     def bulk_set(
         self, entries: Sequence[dict[str, Any]], *, scope: str | Scope = Scope.USER, dry_run: bool = False
@@ -155,7 +152,7 @@ class MemoryTool:
         """What have I been told about ``query``? Facts and notes by default. ``participants``
         (default: the scope's speakers) leave the embedded query and weigh the one it names;
         ``cursor`` (a result's ``next_cursor``) pages through the ranking the search kept."""
-        return self._search.recall(**_arguments(locals()))
+        return self._search.recall(**own_arguments(locals()))
 
     def search(
         self,
@@ -173,32 +170,34 @@ class MemoryTool:
         cursor: str | None = None,
     ) -> SearchResult:
         """Where did I record ``query``? Every plane by default; ``sources`` narrows it."""
-        return self._search.search(**_arguments(locals()))
+        return self._search.search(**own_arguments(locals()))
 
     def search_trace(self, trace_id: str, *, scope: str | Scope = Scope.USER) -> SearchTrace:
         """How a recent search in this scope answered: its plan, each leg's candidates and
         scores, the fusion's terms, the filters and the verdict (kept 15 minutes)."""
         return self._search.trace(trace_id, scope=scope)
 
-    # -- SQL memory ----------------------------------------------------------------------------
-    def sql_exec(
+    def ask(
         self,
-        statement: str,
-        params: Sequence[Any] | dict[str, Any] | None = None,
+        question: str,
         *,
         scope: str | Scope = Scope.USER,
-    ) -> SqlResult:
+        k: int = 10,
+        recipe: str = DEFAULT_RECIPE,
+        as_of: Instant = None,
+        participants: Iterable[str] = (),
+    ) -> Answer:
+        """Answer ``question`` through the memory's language model from what ``recall`` finds, citing the
+        hits it rests on; ``reason`` says why it abstained (the search did, the model did, no citation)."""
+        return self._search.ask(**own_arguments(locals()))
+
+    # -- SQL memory ----------------------------------------------------------------------------
+    def sql_exec(self, statement: str, params: SqlParams = None, *, scope: str | Scope = Scope.USER) -> SqlResult:
         """Run one statement (tables, inserts, updates, queries) on the scope's SQL database, in
         its own transaction. Needs the ``sql_scopes`` grant for the scope."""
         return self._sql.run(statement, params, scope=scope, query_only=False)
 
-    def sql_query(
-        self,
-        statement: str,
-        params: Sequence[Any] | dict[str, Any] | None = None,
-        *,
-        scope: str | Scope = Scope.USER,
-    ) -> SqlResult:
+    def sql_query(self, statement: str, params: SqlParams = None, *, scope: str | Scope = Scope.USER) -> SqlResult:
         """Run one read-only statement (SELECT, EXPLAIN); ``.to_polars()`` gives a frame."""
         return self._sql.run(statement, params, scope=scope, query_only=True)
 
@@ -273,7 +272,7 @@ class MemoryTool:
     ) -> WriteResult:
         """Store a Markdown document as chunks (searchable as kind ``document``). Metadata with
         ``subject``, ``entity_type`` and ``fact_class`` makes its chunks entity chunks."""
-        return self._documents.doc_put(**_arguments(locals()))
+        return self._documents.doc_put(**own_arguments(locals()))
 
     def doc_get(
         self, doc_key: str, *, scope: str | Scope = Scope.USER, as_of: Instant = None, known_at: Instant = None
@@ -319,7 +318,7 @@ class MemoryTool:
         """Extract durable facts from ``messages`` ({role, content, name?, id?, at?}) and write them
         with the turns read (evidence) and the verbatim windows, in one transaction. Keys name the
         subject and the attribute (``caroline:lives_in``), so a later statement supersedes."""
-        return self._extraction.set_from_messages(**_arguments(locals()))
+        return self._extraction.set_from_messages(**own_arguments(locals()))
 
     def enqueue_extraction(
         self,
@@ -331,7 +330,7 @@ class MemoryTool:
         max_attempts: int = 5,
     ) -> str:
         """Queue a transcript for extraction later; returns the queue id."""
-        return self._extraction.enqueue_extraction(**_arguments(locals()))
+        return self._extraction.enqueue_extraction(**own_arguments(locals()))
 
     def extraction_status(
         self, queue_ids: Sequence[str] | None = None, *, scope: str | Scope = Scope.USER

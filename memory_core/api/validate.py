@@ -25,6 +25,7 @@ from ..identity import Identity
 from ..inputs import MAX_DEPTH, batch, check_tree, flag, integer, known_options, mapping, number, text, texts
 from ..model import FactVersion
 from ..resolver.actions import ResolverSettings
+from ..retrieval.calibration import Calibration
 from ..temporal import parse_instant
 from ..write.options import OPTION_NAMES
 from ..write.settle import label_entry, validate_key, validate_memory_type
@@ -212,6 +213,7 @@ TOOL_RULES: dict[str, Rule] = {
     "settings": _later,  # write.tenant_config.parse_tenant_config / parse_type_config
     "metadata": _later,  # documents.validate_metadata
     "query": _text(),
+    "question": _text(),
     "recipe": _text(),
     "k": _integer(1, 1000),
     "token_budget": _integer(1, 10_000_000),
@@ -280,6 +282,8 @@ MEMORY_RULES: dict[str, Rule] = {
     "judge": _named,
     "settings": _instance(ResolverSettings),
     "origin": _text(max_chars=200),
+    "calibration": _instance(Calibration),
+    "llm": _has("complete_json"),
 }
 
 

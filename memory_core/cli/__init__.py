@@ -32,6 +32,7 @@ from ..environment import resolve_home
 from ..errors import IdentityIncomplete, InternalError, MemcoreError
 from ..identity import Identity
 from . import (
+    verbs_ask,
     verbs_documents,
     verbs_eval,
     verbs_extract,
@@ -49,6 +50,7 @@ from .verbs_eval import DataNotFound
 # The verb modules register their verbs when imported.
 VERB_MODULES = (
     verbs_facts,
+    verbs_ask,
     verbs_write,
     verbs_documents,
     verbs_tenant,

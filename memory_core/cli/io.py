@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..environment import resolve_embedder
+from ..environment import llm_api_key, resolve_embedder
 from ..errors import InvalidInput, NotUtf8, ValueTooDeep
 from ..model import FactVersion, WriteResult
 from ..temporal import iso
 from .registry import arg
 
 # The two time axes, as the reading verbs take them.
+_URL = re.compile(r"https?://[\x21-\x7e]+")
+LLM_ARGS = (
+    arg(
+        "--llm",
+        help="an OpenAI-compatible endpoint (base URL, e.g. http://127.0.0.1:8000/v1) for ask; "
+        "its key: $MEMCORE_LLM_KEY, else $OPENAI_API_KEY",
+    ),
+    arg("--llm-model", default="gpt-4o-mini", help="the model at --llm (default gpt-4o-mini)"),
+)
 AS_OF = arg("--as-of", help="valid time to read at (default: now, or --known-at)")
 KNOWN_AT = arg("--known-at", help="transaction time: what the store held at that instant")
 
@@ -184,3 +194,17 @@ def write_line(result: WriteResult) -> str:
 
 def counts_line(doc: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in doc.items())
+
+
+def llm_of(args: argparse.Namespace) -> Any:
+    """The language model ``--llm`` names (the OpenAI-compatible adapter), or None."""
+    if not getattr(args, "llm", None):
+        return None
+    url, model = args.llm, args.llm_model
+    if not _URL.fullmatch(url):
+        raise InvalidInput("--llm must be an http(s) URL such as http://127.0.0.1:8000/v1", field="llm")
+    if not model or not model.isprintable() or not model.isascii():
+        raise InvalidInput("--llm-model must be a model name (printable ASCII)", field="llm_model")
+    from ..adapters.llm.openai_chat import OpenAIChat
+
+    return OpenAIChat(base_url=url, model=model, api_key=llm_api_key())

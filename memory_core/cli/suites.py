@@ -30,6 +30,14 @@ class EvalRequest:
     embedder: str = "static"
     limit: int | None = None
     progress: Callable[[str], None] = field(default=lambda message: None)
+    # Suites that call a language model (locomo-qa): OpenAI-compatible endpoints and their models.
+    llm: str | None = None
+    llm_model: str = "gpt-4o-mini"
+    judge: str | None = None
+    judge_model: str = "gpt-4o-mini"
+    api_key: str = "not-needed"
+    lenient: bool = False
+    questions: int | None = None  # at most this many questions per conversation
 
 
 class EvalSuite(Protocol):

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..environment import shared_root
+from ..environment import llm_api_key, shared_root
 from ..errors import MemcoreError
 from .registry import Call, Output, UsageError, arg, verb
 from .suites import EvalRequest, SuiteUsageError, eval_suites
@@ -45,8 +45,15 @@ class ExtraMissing(MemcoreError):
         "--embedder",
         dest="eval_embedder",
         default="static",
-        help="observations: the embedder that matches facts to observations (default static)",
+        help="observations: the embedder that matches facts to observations; locomo-qa: the one ask retrieves with "
+        "(default static)",
     ),
+    arg("--llm", help="locomo-qa: the OpenAI-compatible endpoint that answers (base URL, e.g. http://host/v1)"),
+    arg("--llm-model", default="gpt-4o-mini", help="locomo-qa: the answering model (default gpt-4o-mini)"),
+    arg("--judge", help="locomo-qa: the OpenAI-compatible endpoint that grades the answers"),
+    arg("--judge-model", default="gpt-4o-mini", help="locomo-qa: the grading model (default gpt-4o-mini)"),
+    arg("--lenient", action="store_true", help="locomo-qa: also grade with the lenient prompt (reported apart)"),
+    arg("--questions", type=int, help="locomo-qa: at most N questions per conversation"),
     arg("--out", help="report folder (default: <home>/reports/<suite>)"),
     arg("--limit", type=int, help="only the first N conversations (for a quick look)"),
     scope=False,
@@ -69,6 +76,13 @@ def eval_(call: Call) -> Output:
         embedder=args.eval_embedder,
         limit=args.limit,
         progress=lambda message: print(message, file=sys.stderr),
+        llm=args.llm,
+        llm_model=args.llm_model,
+        judge=args.judge,
+        judge_model=args.judge_model,
+        api_key=llm_api_key(),
+        lenient=args.lenient,
+        questions=args.questions,
     )
     try:
         doc, text = suite.run(request)

@@ -18,7 +18,7 @@ from ..environment import resolve_service
 from ..errors import IdentityIncomplete, InvalidInput, MemcoreError, NotFound
 from ..inputs import utf8
 from ..temporal import parse_instant
-from .io import embedder_of
+from .io import LLM_ARGS, embedder_of, llm_of
 from .registry import ALREADY_ANSWERED, Call, Output, UsageError, arg, verb
 from .remote import connect, refuse_identity
 from .verbs_eval import ExtraMissing
@@ -111,6 +111,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         help="write, settle and fold the index every S seconds between requests (default 0.02; 0: never)",
     ),
     arg("--no-access-log", action="store_true", help="no access log line per request on stderr"),
+    *LLM_ARGS,
     scope=False,
     identity=False,
     opens_home=False,  # the service opens it, and holds it while it runs
@@ -121,6 +122,7 @@ def serve(call: Call) -> Output:
         raise UsageError("memcore serve serves the home (--home); --url names a service to call, not one to start")
     settings = _settings(args)
     embedder, options = embedder_of(args)
+    options["llm"] = llm_of(args)  # what ask answers through (none: ask is refused)
     try:
         from ..service import ServiceSettings
         from ..service import serve as run_service

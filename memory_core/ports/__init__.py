@@ -6,7 +6,7 @@ service or the session calls is named here; an adapter's other methods are its o
 Import from ``memory_core.ports``; the submodules only group the capabilities.
 """
 
-from .index import IndexConsistency, IndexReader, IndexSink, NewRows, SearchIndex, SqlDatabases, SqlResult
+from .index import IndexConsistency, IndexReader, IndexSink, NewRows, SearchIndex, SqlDatabases, SqlParams, SqlResult
 from .models import LLM, Clock, Embedder, IdFactory
 from .store import (
     ApiKeyStore,
@@ -42,6 +42,7 @@ __all__ = [
     "ResolverLedger",
     "SearchIndex",
     "SqlDatabases",
+    "SqlParams",
     "SqlResult",
     "StagedRows",
     "Store",

@@ -197,6 +197,9 @@ class SqlResult:
         }
 
 
+SqlParams = Sequence[Any] | dict[str, Any] | None  # positional (?) or named ($name) parameters
+
+
 class SqlDatabases(Protocol):
     """One sandboxed SQL database per scope."""
 
@@ -204,7 +207,7 @@ class SqlDatabases(Protocol):
         self,
         namespace: Namespace,
         statement: str,
-        params: Sequence[Any] | dict[str, Any] | None,
+        params: SqlParams,
         *,
         query_only: bool,
     ) -> SqlResult: ...

@@ -19,6 +19,7 @@ import numpy as np
 from ..identity import Namespace
 from ..model import VISIBLE_STATUSES, Kind
 from ..temporal import from_micros, live_at, micros
+from .calibration import LOW_CONFIDENCE, low_confidence
 from .filters import LegFilter
 from .fusion import rrf
 from .priors import date_match, dates_in, named_participants, without_participants
@@ -220,8 +221,9 @@ def row_check(where: LegFilter, in_time: RowCheck) -> RowCheck:
     )
 
 
-def verdict(query: str, hits: Sequence[Hit], recipe: Recipe) -> str:
+def verdict(query: str, hits: Sequence[Hit], recipe: Recipe, abstain_below: float | None = None) -> str:
     """no_match: nothing; below_threshold: the top hit is weak on every leg's own score;
+    low_calibrated_confidence: the top hit's calibrated probability is under ``abstain_below``;
     identifier_absent: the query names an identifier that no hit contains."""
     if not hits:
         return "no_match"
@@ -231,6 +233,8 @@ def verdict(query: str, hits: Sequence[Hit], recipe: Recipe) -> str:
     )
     if not strong:
         return "below_threshold"
+    if low_confidence(top.p_relevant, abstain_below):
+        return LOW_CONFIDENCE
     identifiers = {m.lower() for m in _IDENTIFIER.findall(query)}
     if identifiers:
         texts = " ".join(h.text.lower() for h in hits)
@@ -257,6 +261,7 @@ def to_hit(row: Mapping[str, Any], score: float, legs: dict[str, LegScore]) -> H
         provenance=json.loads(row["provenance_json"]),
         text=row["text"],
         terms=row.get("_terms", {}),
+        subject=row.get("subject") or None,
     )
 
 

@@ -24,4 +24,5 @@ HIT_COLUMNS = (
     "text",
     "value_json",
     "provenance_json",
+    "subject",
 )

@@ -50,6 +50,8 @@ class Hit:
     provenance: dict[str, Any]
     text: str
     terms: dict[str, float] = field(default_factory=dict)  # what each leg and prior added to score
+    p_relevant: float | None = None  # calibrated chance it answers the query (None: no calibration)
+    subject: str | None = None  # who or what the row is about (a conversation turn's speaker)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,13 +70,15 @@ class Hit:
             "created_at": iso(self.created_at),
             "provenance": self.provenance,
             "terms": {name: round(value, 6) for name, value in self.terms.items()},
+            "p_relevant": None if self.p_relevant is None else round(self.p_relevant, 6),
+            "subject": self.subject,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
     hits: tuple[Hit, ...]
-    verdict: str  # ok | no_match | below_threshold | identifier_absent
+    verdict: str  # ok | no_match | below_threshold | low_calibrated_confidence | identifier_absent
     sources: tuple[str, ...]
     sources_applied: bool  # False unless every requested source was honoured by the legs that ran
     recipe: dict[str, Any]

@@ -19,6 +19,7 @@ from ..errors import CursorMismatch, CursorNotFound, InvalidInput, TraceNotFound
 from ..identity import Namespace, Scope
 from ..model import Kind
 from ..ports import Embedder, IndexReader, SearchIndex
+from ..retrieval.calibration import Calibration, top_margin
 from ..retrieval.filters import LegFilter
 from ..retrieval.pipeline import (
     SERVED_SOURCES,
@@ -119,12 +120,24 @@ class Searched:
     fused: Fused
     where: LegFilter
     next_offset: int | None  # where in ``fused`` the next page starts (None: nothing is left)
+    calibration: Calibration | None = None  # gives each hit its P(relevant), later pages too
+    margin: float = 0.0  # how far the top hit led the second (what later pages are calibrated with)
 
 
 def run_search(
-    index: SearchIndex, embedder: Embedder, namespace: Namespace, request: SearchRequest, recipe: Recipe, now: datetime
+    index: SearchIndex,
+    embedder: Embedder,
+    namespace: Namespace,
+    request: SearchRequest,
+    recipe: Recipe,
+    now: datetime,
+    *,
+    calibration: Calibration | None = None,
+    abstain_below: float | None = None,
 ) -> Searched:
-    """One search of ``namespace`` on the index as it stands (the caller flushed what it queued)."""
+    """One search of ``namespace`` on the index as it stands (the caller flushed what it queued).
+    With a ``calibration`` each hit carries its P(relevant), and a top hit under ``abstain_below``
+    abstains (``low_calibrated_confidence``)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
     the_plan = plan(request, recipe)
@@ -139,9 +152,9 @@ def run_search(
     # the top hit, unless the query names an identifier: then every candidate's text is searched.
     hydrating = time.perf_counter()
     want = len(fused) if names_identifier(request.query) else request.k
-    first = page_of(reader, fused, 0, want, request, where)
+    first = page_of(reader, fused, 0, want, request, where, calibration=calibration)
     timings["hydrate"] = (time.perf_counter() - hydrating) * 1000
-    code = verdict(request.query, first.checked, recipe)
+    code = verdict(request.query, first.checked, recipe, abstain_below if calibration is not None else None)
     unserved = sorted(k.value for k in request.sources - SERVED_SOURCES)
     notes = tuple(f"source {s!r} is not served yet: its plane has no leg in this build" for s in unserved)
     timings["total"] = (time.perf_counter() - started) * 1000
@@ -157,7 +170,8 @@ def run_search(
         timings_ms=timings,
         participants=request.participants,
     )
-    return Searched(result, reader, the_plan, legs, fused, where, first.next_offset)
+    margin = top_margin(first.checked)
+    return Searched(result, reader, the_plan, legs, fused, where, first.next_offset, calibration, margin)
 
 
 @dataclass(frozen=True)
@@ -177,12 +191,16 @@ def page_of(
     where: LegFilter,
     *,
     latest: bool = False,
+    calibration: Calibration | None = None,
+    margin: float | None = None,
 ) -> Page:
     """One page: the fused candidates from ``start`` completed and checked until ``want`` pass,
     the first ``request.k`` of them cut to the token budget. ``latest``: as the index serves
     them now (a later page)."""
     shown = complete(reader, fused[start:], want, row_check(where, time_check(where)), latest=latest)
     checked = tuple(to_hit(row, score, per_leg) for row, score, per_leg in shown)
+    if calibration is not None:  # ranked from the candidate's place in the search's ranking
+        checked = calibration.calibrated(checked, start + 1, margin)
     chosen, truncated = assemble(checked, request.k, request.token_budget)
     # All that passed are shown, and fewer than wanted: every candidate left was read.
     exhausted = len(chosen) == len(shown) < want
@@ -232,7 +250,17 @@ class SearchService(RunService):
         # filtered out as the legs read, and deleted later in one go).
         session.require_index().flush(settle=False)
         recipe = get_recipe(request.recipe)
-        searched = run_search(session.search_index, session.embedder, namespace, request, recipe, session.clock.now())
+        calibration = session.relevance_calibration(recipe.name)
+        searched = run_search(
+            session.search_index,
+            session.embedder,
+            namespace,
+            request,
+            recipe,
+            session.clock.now(),
+            calibration=calibration,
+            abstain_below=_abstain_below(session.write_config(namespace.tenant).tenant.abstain_below, calibration),
+        )
         trace_id = session.new_id()
         result = dataclasses.replace(
             searched.result, trace_id=trace_id, next_cursor=_cursor(trace_id, searched.next_offset)
@@ -273,7 +301,18 @@ class SearchService(RunService):
                 for column in ("value_json", "_gone"):
                     row.pop(column, None)
             try:
-                page = page_of(kept.searched.reader, fused, offset, request.k, asked, kept.searched.where, latest=True)
+                searched = kept.searched
+                page = page_of(
+                    searched.reader,
+                    fused,
+                    offset,
+                    request.k,
+                    asked,
+                    searched.where,
+                    latest=True,
+                    calibration=searched.calibration,
+                    margin=searched.margin,
+                )
             except (OSError, ValueError) as exc:  # the index version it read is gone (rebuilt)
                 raise CursorNotFound("the index version this search read is gone; search again", cursor=cursor) from exc
         return dataclasses.replace(
@@ -283,6 +322,13 @@ class SearchService(RunService):
             next_cursor=_cursor(trace_id, page.next_offset),
             timings_ms={"total": (time.perf_counter() - started) * 1000},
         )
+
+
+def _abstain_below(tenant_threshold: float | None, calibration: Calibration | None) -> float | None:
+    """The tenant's threshold, else the one the calibration was fitted with."""
+    if calibration is None:
+        return None
+    return calibration.abstain_below if tenant_threshold is None else tenant_threshold
 
 
 def _cursor(trace_id: str, offset: int | None) -> str | None:

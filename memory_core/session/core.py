@@ -29,6 +29,7 @@ from ..lifecycle.expiry import is_anonymized
 from ..lifecycle.history import REDACTED_JSON
 from ..model import VISIBLE_STATUSES, FactVersion, Kind
 from ..ports import (
+    LLM,
     Clock,
     Embedder,
     IdFactory,
@@ -41,6 +42,7 @@ from ..ports import (
     Store,
     WriteBatch,
 )
+from ..retrieval.calibration import Calibration
 from ..texts import value_text
 from ..vectors import stack_rows
 from ..write.conversation import context_of
@@ -127,6 +129,9 @@ class Session:
         self._peers: PeerVectors | None = None
         self._configs: dict[str, WriteConfig] = {}
         self.searches = SearchMemo()
+        # Relevance calibrations by (embedder name, recipe name): Memory.open reads the home's.
+        self.relevance: dict[tuple[str, str], Calibration] = {}
+        self.llm: LLM | None = None  # what ``ask`` answers through (none: ``ask`` is refused)
         self.conversations = Conversations(self.versions.session_notes, self._session_notes_now, self.indexable)
         # Members built on first use are built once, whichever thread asks first.
         self._building = threading.Lock()
@@ -278,6 +283,10 @@ class Session:
     def calibration(self) -> float | None:
         """The embedder's own conflict threshold, when it declares one."""
         return getattr(self.embedder, "conflict_threshold", None)
+
+    def relevance_calibration(self, recipe: str) -> Calibration | None:
+        """What maps a hit of ``recipe`` under this home's embedder to P(relevant), if fitted."""
+        return None if self.embedder is None else self.relevance.get((self.embedder.name, recipe))
 
     # -- the one commit ------------------------------------------------------------------------
 

@@ -59,6 +59,9 @@ class TenantConfig:
     resolver_retire_confidence: float = 0.98  # retire >= flag >= clear, or the setting is refused
     resolver_flag_confidence: float = 0.95
     resolver_clear_confidence: float = 0.90
+    # recall/search abstain (low_calibrated_confidence) when the top hit's calibrated P(relevant)
+    # is under this; None: the calibration's own threshold, 0: never
+    abstain_below: float | None = None
     # The blacklist compiled, once per configuration built (the session caches it per tenant).
     matcher: Blacklist = field(init=False, repr=False, compare=False)
 
@@ -176,6 +179,13 @@ def parse_tenant_config(
     ):
         if name in values:
             values[name] = _unit(values[name], name)
+    if values.get("abstain_below") is not None:
+        threshold = values["abstain_below"]
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 <= threshold <= 1.0:
+            raise InvalidInput(
+                f"abstain_below must be a number in [0, 1], got {threshold!r:.40}", field="abstain_below"
+            )
+        values["abstain_below"] = float(threshold)
     if "daily_cost_cap_usd" in values:
         values["daily_cost_cap_usd"] = float(
             _positive(values["daily_cost_cap_usd"], "daily_cost_cap_usd", optional=False)

@@ -1,10 +1,8 @@
-"""Every registered ``memcore`` verb, run in-process with arbitrary arguments: plausible ones mixed
-with garbage (lone surrogates and NUL in arguments, malformed numbers and instants, files that
-are not UTF-8, not JSON, nested past any limit, missing or a folder, output paths that cannot be
-written). With ``--json`` the command prints exactly one JSON document on stdout (nothing else
-reaches stdout), exits 0 with an answer or non-zero with ``{"error": {code, status, message}}``
-whose code is never ``INTERNAL``, and a refused command leaves the store (and the scope's SQL
-memory) exactly as it was.
+"""Every registered ``memcore`` verb, run in-process with plausible arguments mixed with garbage
+(lone surrogates and NUL, malformed numbers and instants, files not UTF-8, not JSON, nested past
+any limit, missing or a folder, unwritable output paths). With ``--json`` the command prints one
+JSON document on stdout, exits 0 with an answer or non-zero with ``{"error": {code, status,
+message}}`` whose code is never ``INTERNAL``, and a refusal leaves the store (and SQL memory) as it was.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ from hypothesis import strategies as st
 
 from memory_core import FixedClock, Identity, Memory
 from memory_core.cli import VERBS, Call, Verb, main
+from tests.cli.fuzz_models import MODEL_VALUES
 from tests.cli.fuzz_service import SERVICE_VALUES, serve_returns  # noqa: F401 (an autouse fixture)
 from tests.conftest import T0, store_snapshot
 from tests.fuzz_values import BAD_TEXT, NEAR_TEXT
@@ -164,6 +163,7 @@ VALUES: dict[str, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "runs": (st.just("bm25_only"), CLI_NEAR),
     "eval_embedder": (st.just("hashing"), CLI_NEAR),
 } | SERVICE_VALUES  # serve, keys, mcp
+VALUES.update(MODEL_VALUES)  # ask, eval locomo-qa
 SWITCHES = ("pin", "proposed", "dry_run", "string", "apply", "admin")
 
 

@@ -142,6 +142,7 @@ OPEN_ARGS = {
     "clock": st.one_of(st.none(), st.just(FixedClock(T0))),
     "create": st.booleans(),
     "read_only": st.booleans(),
+    "llm": st.one_of(st.none(), st.just("not a model")),
 }
 OPEN_GARBAGE = {"home": st.builds(FromStore, st.just("home"), st.sampled_from(["surrogate", "nul", "file", "escaped"]))}
 

@@ -1,0 +1,57 @@
+"""``ask``: recall, then answer through the LLM port with citations held to the hits.
+
+A search that abstains is answered as an abstention without asking the model. Otherwise the
+hits go to the model (``retrieval.answer``), within the namespace's daily model budget (the
+tenant's ``daily_cost_cap_usd``, which extraction and the resolver spend from too), and its
+answer keeps only the citations that name a hit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..errors import CostCapReached, LLMNotConfigured
+from ..retrieval.answer import ANSWER_SCHEMA, Answer, answer_messages, checked_answer
+from .search import SearchService
+
+ANSWER_MAX_TOKENS = 512
+
+
+class AskService(SearchService):
+    def ask(self, question: str, **options: Any) -> Answer:
+        session = self.session
+        llm = session.llm
+        if llm is None:
+            raise LLMNotConfigured(
+                "ask answers through a language model: memcore ask --llm URL, memcore serve --llm URL, "
+                "or Memory.open(..., llm=...)"
+            )
+        result = self.recall(
+            question, sources=None, cursor=None, observed_from=None, observed_to=None, token_budget=None, **options
+        )
+        common = {"trace_id": result.trace_id, "pending_extraction": result.pending_extraction, "notes": result.notes}
+        if result.abstain:
+            return Answer(question, None, True, result.verdict, (), result.hits, **common)
+        namespace = self.identity.namespace(options["scope"])
+        today = session.clock.now().date()
+        cap = session.write_config(namespace.tenant).tenant.daily_cost_cap_usd
+        if session.ledger.spend(namespace, today) >= cap:
+            raise CostCapReached(f"this scope has spent its model budget for {today} (daily_cost_cap_usd {cap})")
+        reply = llm.complete_json(
+            answer_messages(question, result.hits, result.as_of),
+            ANSWER_SCHEMA,
+            schema_name="memory_answer",
+            max_tokens=ANSWER_MAX_TOKENS,
+        )
+        if not session.store.read_only:  # a read-only home answers, and cannot record the spend
+            session.ledger.add_spend(namespace, today, "ask", reply.usage.cost_usd)
+        answer = checked_answer(question, result.hits, reply.data)
+        return dataclasses.replace(
+            answer,
+            model=reply.model,
+            prompt_tokens=reply.usage.prompt_tokens,
+            completion_tokens=reply.usage.completion_tokens,
+            cost_usd=reply.usage.cost_usd,
+            **common,
+        )
