@@ -155,8 +155,8 @@ def calibration_markdown(fits: Sequence[CalibrationFit], plot_file: str | None =
         "",
         "## Calibrated abstention",
         "",
-        "P(a hit is evidence) from its fused score, cosine, log(1 + BM25), log(rank) and the query's top-hit "
-        "margin: a logistic model fitted on the "
+        "P(a hit is evidence) from its fused score, cosine, log(1 + BM25), log(rank), the query's top-hit "
+        "margin and the hit's gap to the top: a logistic model fitted on the "
         "tune half's top-10 hits, judged on the held half. The default threshold turns away about "
         f"{MISS_RATE:.0%} of the tune half's answerable questions (evidence in the top 10); *false abstain* is "
         "that share on the held half. Brier: lower is better; *baseline* predicts the base rate for every hit.",

@@ -23,7 +23,9 @@ from typing import Any, Callable, Sequence
 from corpora.locomo import CATEGORIES, LICENCE, Conversation
 from memory_core import Identity, Memory
 from memory_core.adapters.embedders import make_embedder
+from memory_core.errors import MemcoreError
 from memory_core.ports import LLM
+from memory_core.retrieval.recipes import DEFAULT_RECIPE
 
 from .locomo import TENANT, seeded_ids, write_documented
 from .metrics import bootstrap_ci
@@ -103,8 +105,9 @@ def run_locomo_qa(
     models_dir: Path,
     settings: QaSettings = QaSettings(),
     progress: Progress | None = None,
-) -> list[dict[str, Any]]:
-    """One row per question asked: the answer, its citations and its scores."""
+) -> tuple[list[dict[str, Any]], bool]:
+    """One row per question asked (the answer, its citations and its scores), and whether a
+    calibration of the embedder made abstention calibrated."""
     say = progress or (lambda message: None)
     home = work_dir / "home-qa"
     if home.exists():
@@ -112,6 +115,8 @@ def run_locomo_qa(
     embedder = make_embedder(settings.embedder, cache_dir=models_dir)
     rows: list[dict[str, Any]] = []
     with Memory.open(home, embedder=embedder, new_id=seeded_ids(), llm=answerer) as memory:
+        calibrated = memory.session.relevance_calibration(DEFAULT_RECIPE) is not None
+        say(f"calibrated abstention: {'on' if calibrated else 'off (no calibration of this embedder)'}")
         started = time.perf_counter()
         write_documented(memory, conversations, say)
         memory.flush()
@@ -121,12 +126,35 @@ def run_locomo_qa(
             for q in conv.questions[: settings.questions]:
                 rows.append(_asked(tool, grader, conv.sample_id, q, settings))
             say(f"asked {conv.sample_id}: {len(conv.questions[: settings.questions])} questions")
-    return rows
+    return rows, calibrated
 
 
 def _asked(tool: Any, grader: LLM, sample_id: str, q: Any, settings: QaSettings) -> dict[str, Any]:
-    answer = tool.ask(q.question, k=settings.k)
     gold = "" if q.answer is None else str(q.answer)
+    try:
+        return _scored(tool, grader, sample_id, q, gold, settings)
+    except MemcoreError as exc:  # one model failure is one wrong answer, not a lost run
+        return {
+            "sample_id": sample_id,
+            "category": q.category,
+            "question": q.question,
+            "gold": gold,
+            "prediction": "",
+            "abstained": True,
+            "reason": f"error:{exc.code}",
+            "cited": [],
+            "cites_evidence": False,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "f1": None if q.category == ADVERSARIAL else 0.0,
+            "em": None if q.category == ADVERSARIAL else 0.0,
+            "correct_strict": False,
+            "correct_lenient": False,
+        }
+
+
+def _scored(tool: Any, grader: LLM, sample_id: str, q: Any, gold: str, settings: QaSettings) -> dict[str, Any]:
+    answer = tool.ask(q.question, k=settings.k)
     prediction = answer.answer or ""
     row: dict[str, Any] = {
         "sample_id": sample_id,
@@ -175,7 +203,12 @@ def summarize(rows: Sequence[dict[str, Any]], lenient: bool) -> dict[str, Any]:
 
 
 def report_markdown(
-    summary: dict[str, Any], data_file: Path, answer_model: str, judge_model: str, settings: QaSettings
+    summary: dict[str, Any],
+    data_file: Path,
+    answer_model: str,
+    judge_model: str,
+    settings: QaSettings,
+    calibrated: bool = True,
 ) -> str:
     lenient = settings.lenient
     head = "| questions | n | judge (strict) |" + (" judge (lenient) |" if lenient else "") + " F1 | EM | abstained |"
@@ -184,7 +217,8 @@ def report_markdown(
         "",
         f"Data: `{data_file}` — {LICENCE}.  ",
         f"Answers: `{answer_model}` through `MemoryTool.ask` (embedder `{settings.embedder}`, k={settings.k}, "
-        f"the default recipe, calibrated abstention on); judge: `{judge_model}`.  ",
+        f"the default recipe, calibrated abstention {'on' if calibrated else 'off: no calibration of this embedder'}); "
+        f"judge: `{judge_model}`.  ",
         "Turns written through the documented path; figures in percent with 95% bootstrap intervals. Category 5 "
         "(adversarial) is scored apart: correct when `ask` abstains.",
         "",
@@ -230,11 +264,11 @@ def evaluate_qa(
     conversations, _ = load_locomo(data_file)
     conversations = conversations[:limit] if limit else conversations
     with tempfile.TemporaryDirectory(prefix="memcore-locomo-qa-") as work:
-        rows = run_locomo_qa(conversations, answerer, grader, Path(work), models_dir, settings, progress)
+        rows, calibrated = run_locomo_qa(conversations, answerer, grader, Path(work), models_dir, settings, progress)
     summary = summarize(rows, settings.lenient)
     out_dir.mkdir(parents=True, exist_ok=True)
     report = out_dir / "locomo_qa_report.md"
-    report.write_text(report_markdown(summary, data_file, answerer.name, grader.name, settings))
+    report.write_text(report_markdown(summary, data_file, answerer.name, grader.name, settings, calibrated))
     doc = {
         "data_file": str(data_file),
         "licence": "CC BY-NC 4.0",
@@ -242,7 +276,12 @@ def evaluate_qa(
         "questions": len(rows),
         "answer_model": answerer.name,
         "judge_model": grader.name,
-        "settings": {"embedder": settings.embedder, "k": settings.k, "lenient": settings.lenient},
+        "settings": {
+            "embedder": settings.embedder,
+            "k": settings.k,
+            "lenient": settings.lenient,
+            "calibrated_abstention": calibrated,
+        },
         "judge_prompts": {"strict": STRICT_PROMPT, **({"lenient": LENIENT_PROMPT} if settings.lenient else {})},
         "summary": summary,
         "report": str(report),

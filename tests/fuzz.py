@@ -215,7 +215,7 @@ ARGS: dict[Any, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "judge": (st.one_of(st.none(), st.just(RuleJudge())), st.sampled_from(["rules", RuleExtractor()])),
     ("resolve", "settings"): (st.one_of(st.none(), st.just(ResolverSettings())), st.just({"floor": 0.5})),
     "calibration": (
-        st.just(Calibration("hashing-256", "hybrid_zscore", (0.0, 4.0, 0.0, 0.0, 0.0), -1.0, 0.1)),
+        st.just(Calibration("hashing-256", "hybrid_zscore", (0.0, 4.0, 0.0, 0.0, 0.0, 0.0), -1.0, 0.1)),
         st.sampled_from([{"coef": [1.0, 2.0, 3.0]}, "calibration.json", None]),
     ),
     ("bank_harvest", "payload"): (

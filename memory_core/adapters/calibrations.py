@@ -5,26 +5,39 @@ built-in embedders (``memory_core/retrieval/calibrations/``); a home's own file 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import re
 from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
+from ..errors import InvalidInput
 from ..retrieval.calibration import Calibration
+
+log = logging.getLogger(__name__)
 
 Key = tuple[str, str]  # (embedder name, recipe name)
 
 
 def _file_name(calibration: Calibration) -> str:
-    stem = f"{calibration.embedder}.{calibration.recipe}"
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", stem) + ".json"
+    """Readable, and one per (embedder, recipe): names that read alike still differ by the digest."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{calibration.embedder}.{calibration.recipe}")[:100]
+    digest = hashlib.sha256(f"{calibration.embedder}\0{calibration.recipe}".encode()).hexdigest()[:8]
+    return f"{stem}.{digest}.json"
 
 
-def _parse(texts: Iterable[str]) -> dict[Key, Calibration]:
+def _parse(files: Iterable[tuple[str, str]]) -> dict[Key, Calibration]:
+    """The calibrations of (name, text) pairs. One this build cannot read (another feature set, a
+    damaged file) is left out with a warning: searches then run without it, never refuse the home."""
     found: dict[Key, Calibration] = {}
-    for text in texts:
-        calibration = Calibration.from_dict(json.loads(text))
+    for name, text in files:
+        try:
+            calibration = Calibration.from_dict(json.loads(text))
+        except (InvalidInput, ValueError, RecursionError) as exc:
+            log.warning("calibration %s left out: %s", name, exc)
+            continue
         found[(calibration.embedder, calibration.recipe)] = calibration
     return found
 
@@ -33,7 +46,16 @@ def packaged_calibrations() -> dict[Key, Calibration]:
     folder = resources.files("memory_core.retrieval").joinpath("calibrations")
     if not folder.is_dir():
         return {}
-    return _parse(f.read_text() for f in sorted(folder.iterdir(), key=lambda f: f.name) if f.name.endswith(".json"))
+    files = sorted((f for f in folder.iterdir() if f.name.endswith(".json")), key=lambda f: f.name)
+    return _parse((f.name, f.read_text()) for f in files)
+
+
+def _readable(paths: Iterable[Path]) -> Iterable[tuple[str, str]]:
+    for path in paths:
+        try:
+            yield str(path), path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:  # a folder named x.json, a file this process may not read
+            log.warning("calibration %s left out: %s", path, exc)
 
 
 def read_calibrations(home: Path) -> dict[Key, Calibration]:
@@ -41,7 +63,7 @@ def read_calibrations(home: Path) -> dict[Key, Calibration]:
     found = packaged_calibrations()
     folder = home / "calibrations"
     if folder.is_dir():
-        found.update(_parse(p.read_text() for p in sorted(folder.glob("*.json"))))
+        found.update(_parse(_readable(sorted(folder.glob("*.json")))))
     return found
 
 

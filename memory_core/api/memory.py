@@ -199,13 +199,15 @@ class Memory:
     @property
     def calibrations(self) -> list[Calibration]:
         """The relevance calibrations recall and search use (packaged, then the home's own)."""
-        return [self.session.relevance[key] for key in sorted(self.session.relevance)]
+        kept = dict(self.session.relevance)  # a snapshot: an install may add one meanwhile
+        return [kept[key] for key in sorted(kept)]
 
     def install_calibration(self, calibration: Calibration) -> Path:
         """Keep ``calibration`` in the home: searches of its recipe under its embedder give each
         hit its P(relevant) and abstain under the threshold (docs/retrieval.md)."""
         if self.store.read_only:
             raise InvalidInput("this memory was opened read-only: a calibration cannot be installed")
+        calibration = Calibration.from_dict(calibration.to_dict())  # finite, in range, as a file must be
         path = write_calibration(self.home, calibration)
         self.session.relevance[(calibration.embedder, calibration.recipe)] = calibration
         return path

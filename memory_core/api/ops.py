@@ -23,7 +23,6 @@ READ_OPS = frozenset(
         "recall",
         "search",
         "search_trace",
-        "ask",
         "sql_query",
         "snapshot",
         "doc_get",

@@ -24,6 +24,8 @@ LLM_ARGS = (
         "its key: $MEMCORE_LLM_KEY, else $OPENAI_API_KEY",
     ),
     arg("--llm-model", default="gpt-4o-mini", help="the model at --llm (default gpt-4o-mini)"),
+    arg("--llm-price-in", type=float, default=0.0, help="USD per million prompt tokens, counted against the budget"),
+    arg("--llm-price-out", type=float, default=0.0, help="USD per million completion tokens (default 0)"),
 )
 AS_OF = arg("--as-of", help="valid time to read at (default: now, or --known-at)")
 KNOWN_AT = arg("--known-at", help="transaction time: what the store held at that instant")
@@ -205,6 +207,11 @@ def llm_of(args: argparse.Namespace) -> Any:
         raise InvalidInput("--llm must be an http(s) URL such as http://127.0.0.1:8000/v1", field="llm")
     if not model or not model.isprintable() or not model.isascii():
         raise InvalidInput("--llm-model must be a model name (printable ASCII)", field="llm_model")
+    prices = (args.llm_price_in, args.llm_price_out)
+    if not all(0.0 <= p < 1e6 for p in prices):  # NaN fails too
+        raise InvalidInput("--llm-price-in and --llm-price-out must be USD per million tokens, >= 0", field="llm_price")
     from ..adapters.llm.openai_chat import OpenAIChat
 
-    return OpenAIChat(base_url=url, model=model, api_key=llm_api_key())
+    return OpenAIChat(
+        base_url=url, model=model, api_key=llm_api_key(), price_in_per_mtok=prices[0], price_out_per_mtok=prices[1]
+    )

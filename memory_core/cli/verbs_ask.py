@@ -55,7 +55,7 @@ def calibration(call: Call) -> Output:
             raise UsageError("memcore calibration install FILE: name the calibration's JSON file")
         try:
             body = json.loads(Path(args.file).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested past reading
             raise InvalidInput(f"cannot read a calibration from {args.file}: {exc}", field="file") from None
         installed = Calibration.from_dict(body)
         path = memory.install_calibration(installed)

@@ -112,6 +112,7 @@ def _search_args(default: str) -> tuple:
         arg("--observed-from", help="only rows observed at or after this instant"),
         arg("--observed-to", help="only rows observed before this instant"),
         arg("--token-budget", type=int, help="cut the hits to about this many tokens"),
+        arg("--cursor", help="the next_cursor a search answered: its next page (same query, recipe, sources)"),
     )
 
 
@@ -127,6 +128,7 @@ def _found(call: Call, op: str) -> Output:
         observed_from=args.observed_from,
         observed_to=args.observed_to,
         token_budget=args.token_budget,
+        cursor=args.cursor,
     )
     lines = [f"verdict: {found.verdict}" + ("" if found.sources_applied else "  (sources not fully applied)")]
     lines += [
@@ -135,6 +137,8 @@ def _found(call: Call, op: str) -> Output:
         for i, h in enumerate(found.hits, start=1)
     ]
     lines += [f"note: {n}" for n in found.notes]
+    if found.next_cursor and call.memory is None:  # through a service, which keeps the search
+        lines.append(f"next page: --cursor {found.next_cursor}")
     return found.to_dict(), "\n".join(lines), 0
 
 

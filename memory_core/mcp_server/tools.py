@@ -38,6 +38,9 @@ _DESTRUCTIVE = frozenset(
     {"delete", "delete_version", "doc_delete", "redact", "reject", "rollback", "restore_snapshot", "configure"}
 )
 
+# Ops that reach past the home (MCP's ``openWorldHint``): ask calls the memory's language model.
+_OPEN_WORLD = frozenset({"ask"})
+
 # What the common arguments mean; the op's docstring describes the rest.
 _ARGUMENT_TEXT = {
     "scope": "Whose memory: user (default), agent, tenant or global (global needs an admin key).",
@@ -70,7 +73,8 @@ class McpTool:
             annotations=types.ToolAnnotations(
                 read_only_hint=self.op.reads,
                 destructive_hint=False if self.op.reads else self.op.name in _DESTRUCTIVE,
-                open_world_hint=False,  # the tool's world is the home: it reaches nothing outside it
+                # the tool's world is the home: only ask reaches outside it, to the memory's model
+                open_world_hint=self.op.name in _OPEN_WORLD,
             ),
         )
 

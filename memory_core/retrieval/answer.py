@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Sequence
 
+from ..llm import LLMMalformed
 from ..temporal import iso
 from ..texts import index_text
 from .types import Hit
@@ -92,12 +93,31 @@ def answer_messages(question: str, hits: Sequence[Hit], as_of: datetime) -> list
     return [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": user}]
 
 
-def checked_answer(question: str, hits: Sequence[Hit], data: Mapping[str, Any]) -> Answer:
+def _numbers(raw: Any) -> list[int]:
+    """The cited numbers, once each, as ints (an integral float counts; a bool or text does not:
+    the answer is then malformed)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise LLMMalformed("the model's citations are not a list", problems=[f"citations: {type(raw).__name__}"])
+    numbers = []
+    for item in raw:
+        if isinstance(item, float) and item.is_integer() and abs(item) < 2**53:
+            item = int(item)
+        if not isinstance(item, int) or isinstance(item, bool):
+            raise LLMMalformed("the model cited something other than memory numbers", problems=[repr(item)[:100]])
+        numbers.append(item)
+    return list(dict.fromkeys(numbers))
+
+
+def checked_answer(question: str, hits: Sequence[Hit], data: Any) -> Answer:
     """The model's answer held to the hits: citations that name no hit are dropped (and listed),
-    and an answer left with none is not given."""
+    and an answer left with none is not given. An answer not of the schema is ``LLMMalformed``."""
+    if not isinstance(data, Mapping):
+        raise LLMMalformed("the model's answer is not a JSON object", problems=[type(data).__name__])
     cited, unknown = [], []
-    for number in dict.fromkeys(data.get("citations") or ()):
-        (cited if isinstance(number, int) and 1 <= number <= len(hits) else unknown).append(number)
+    for number in _numbers(data.get("citations")):
+        (cited if 1 <= number <= len(hits) else unknown).append(number)
     citations = tuple(
         Citation(n, hits[n - 1].key, hits[n - 1].fact_id, hits[n - 1].version_id, shown_text(hits[n - 1]))
         for n in cited

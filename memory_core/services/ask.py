@@ -2,7 +2,7 @@
 
 A search that abstains is answered as an abstention without asking the model. Otherwise the
 hits go to the model (``retrieval.answer``), within the namespace's daily model budget (the
-tenant's ``daily_cost_cap_usd``, which extraction and the resolver spend from too), and its
+tenant's ``daily_cost_cap_usd``, which the conflict resolver spends from too), and its
 answer keeps only the citations that name a hit.
 """
 
@@ -11,11 +11,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..errors import CostCapReached, LLMNotConfigured
+from ..errors import CostCapReached, InvalidInput, LLMNotConfigured
+from ..llm import LLMMalformed, LLMRefused, LLMUnavailable
 from ..retrieval.answer import ANSWER_SCHEMA, Answer, answer_messages, checked_answer
 from .search import SearchService
 
 ANSWER_MAX_TOKENS = 512
+MAX_ASK_K = 50  # hits a prompt carries: one call's cost stays near what the budget check saw
 
 
 class AskService(SearchService):
@@ -27,6 +29,10 @@ class AskService(SearchService):
                 "ask answers through a language model: memcore ask --llm URL, memcore serve --llm URL, "
                 "or Memory.open(..., llm=...)"
             )
+        if not isinstance(options["k"], bool) and isinstance(options["k"], int) and options["k"] > MAX_ASK_K:
+            raise InvalidInput(f"ask reads at most {MAX_ASK_K} hits (k)", field="k")
+        if session.store.read_only:  # its spend could not be recorded, so the budget could not hold
+            raise InvalidInput("ask spends from the daily model budget: open the home for writing", field="llm")
         result = self.recall(
             question, sources=None, cursor=None, observed_from=None, observed_to=None, token_budget=None, **options
         )
@@ -38,14 +44,19 @@ class AskService(SearchService):
         cap = session.write_config(namespace.tenant).tenant.daily_cost_cap_usd
         if session.ledger.spend(namespace, today) >= cap:
             raise CostCapReached(f"this scope has spent its model budget for {today} (daily_cost_cap_usd {cap})")
-        reply = llm.complete_json(
-            answer_messages(question, result.hits, result.as_of),
-            ANSWER_SCHEMA,
-            schema_name="memory_answer",
-            max_tokens=ANSWER_MAX_TOKENS,
-        )
-        if not session.store.read_only:  # a read-only home answers, and cannot record the spend
-            session.ledger.add_spend(namespace, today, "ask", reply.usage.cost_usd)
+        try:
+            reply = llm.complete_json(
+                answer_messages(question, result.hits, result.as_of),
+                ANSWER_SCHEMA,
+                schema_name="memory_answer",
+                max_tokens=ANSWER_MAX_TOKENS,
+            )
+        except (LLMMalformed, LLMRefused, LLMUnavailable) as exc:  # what was paid for counts all the same
+            spent = exc.details.get("cost_usd")
+            if isinstance(spent, (int, float)) and spent > 0:
+                session.ledger.add_spend(namespace, today, "ask", float(spent))
+            raise
+        session.ledger.add_spend(namespace, today, "ask", reply.usage.cost_usd)
         answer = checked_answer(question, result.hits, reply.data)
         return dataclasses.replace(
             answer,

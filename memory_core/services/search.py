@@ -19,7 +19,7 @@ from ..errors import CursorMismatch, CursorNotFound, InvalidInput, TraceNotFound
 from ..identity import Namespace, Scope
 from ..model import Kind
 from ..ports import Embedder, IndexReader, SearchIndex
-from ..retrieval.calibration import Calibration, top_margin
+from ..retrieval.calibration import Calibration, Lead, lead_of
 from ..retrieval.filters import LegFilter
 from ..retrieval.pipeline import (
     SERVED_SOURCES,
@@ -121,7 +121,7 @@ class Searched:
     where: LegFilter
     next_offset: int | None  # where in ``fused`` the next page starts (None: nothing is left)
     calibration: Calibration | None = None  # gives each hit its P(relevant), later pages too
-    margin: float = 0.0  # how far the top hit led the second (what later pages are calibrated with)
+    lead: Lead = Lead(0.0, 0.0)  # where the first page's top stood (what later pages are calibrated with)
 
 
 def run_search(
@@ -170,8 +170,8 @@ def run_search(
         timings_ms=timings,
         participants=request.participants,
     )
-    margin = top_margin(first.checked)
-    return Searched(result, reader, the_plan, legs, fused, where, first.next_offset, calibration, margin)
+    lead = lead_of(first.checked)
+    return Searched(result, reader, the_plan, legs, fused, where, first.next_offset, calibration, lead)
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ def page_of(
     *,
     latest: bool = False,
     calibration: Calibration | None = None,
-    margin: float | None = None,
+    lead: Lead | None = None,
 ) -> Page:
     """One page: the fused candidates from ``start`` completed and checked until ``want`` pass,
     the first ``request.k`` of them cut to the token budget. ``latest``: as the index serves
@@ -200,7 +200,7 @@ def page_of(
     shown = complete(reader, fused[start:], want, row_check(where, time_check(where)), latest=latest)
     checked = tuple(to_hit(row, score, per_leg) for row, score, per_leg in shown)
     if calibration is not None:  # ranked from the candidate's place in the search's ranking
-        checked = calibration.calibrated(checked, start + 1, margin)
+        checked = calibration.calibrated(checked, start + 1, lead)
     chosen, truncated = assemble(checked, request.k, request.token_budget)
     # All that passed are shown, and fewer than wanted: every candidate left was read.
     exhausted = len(chosen) == len(shown) < want
@@ -311,7 +311,7 @@ class SearchService(RunService):
                     searched.where,
                     latest=True,
                     calibration=searched.calibration,
-                    margin=searched.margin,
+                    lead=searched.lead,
                 )
             except (OSError, ValueError) as exc:  # the index version it read is gone (rebuilt)
                 raise CursorNotFound("the index version this search read is gone; search again", cursor=cursor) from exc

@@ -1,5 +1,5 @@
-"""The fuzz test's part for the verbs that call a language model (ask, eval locomo-qa): plausible
-and garbage values of their arguments."""
+"""The fuzz test's part for the verbs of retrieval depth (ask, eval locomo-qa, a search's
+--cursor): plausible and garbage values of their arguments."""
 
 from __future__ import annotations
 
@@ -17,4 +17,7 @@ MODEL_VALUES: dict[str, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "judge": (st.just(NOWHERE), st.one_of(st.just("ftp://x"), NEAR)),
     "judge_model": (st.just("gpt-4o-mini"), NEAR),
     "questions": (st.just("2"), st.sampled_from(["0", "-1", "x"])),
+    "llm_price_in": (st.sampled_from(["0", "0.15"]), st.sampled_from(["-1", "nan", "inf", "x"])),
+    "llm_price_out": (st.sampled_from(["0", "0.6"]), st.sampled_from(["-1", "nan", "inf", "x"])),
+    "cursor": (st.just("0123456789abcdef:10"), st.one_of(st.sampled_from(["x", ":", "a:-1", "a:1e3"]), NEAR)),
 }

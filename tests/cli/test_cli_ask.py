@@ -29,7 +29,7 @@ def test_a_calibration_is_installed_from_its_file_and_listed(tmp_path, home):
     _, listed = run(home, "calibration", "list", identity=())
     before = len(listed["calibrations"])
     file = tmp_path / "cal.json"
-    file.write_text(json.dumps(Calibration("hashing-256", DEFAULT_RECIPE, (0, 1, 0, 0, 0), -1.0, 0.2).to_dict()))
+    file.write_text(json.dumps(Calibration("hashing-256", DEFAULT_RECIPE, (0, 1, 0, 0, 0, 0), -1.0, 0.2).to_dict()))
     code, doc = run(home, "calibration", "install", str(file), identity=())
     assert code == 0 and doc["installed"]["abstain_below"] == 0.2
     _, listed = run(home, "calibration", "list", identity=())
@@ -37,3 +37,14 @@ def test_a_calibration_is_installed_from_its_file_and_listed(tmp_path, home):
     file.write_text('{"coef": [1]}')
     code, doc = run(home, "calibration", "install", str(file), identity=())
     assert code == 1 and doc["error"]["code"] == "INVALID_INPUT"
+
+
+def test_a_local_command_cannot_continue_an_earlier_commands_search(home):
+    # The kept searches live in the process that ran them: through a service a cursor pages
+    # (tests/core/test_search_pages.py runs remote too); a local command opens the home afresh.
+    for n, place in enumerate(["river", "lake", "forest", "harbour"]):
+        run(home, "set", f"trip{n}", f"a long walk by the {place}")
+    _, first = run(home, "recall", "a long walk", "--k", "2")
+    assert len(first["hits"]) == 2 and first["next_cursor"]
+    code, doc = run(home, "recall", "a long walk", "--k", "2", "--cursor", first["next_cursor"])
+    assert code == 1 and doc["error"]["code"] == "CURSOR_NOT_FOUND"

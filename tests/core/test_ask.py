@@ -5,9 +5,10 @@ import pytest
 
 from memory_core import Identity, Memory
 from memory_core.adapters.llm.openai_chat import OpenAIChat
-from memory_core.errors import CostCapReached, LLMNotConfigured
+from memory_core.errors import CostCapReached, InvalidInput, LLMNotConfigured
+from memory_core.llm import LLMAnswer, LLMMalformed, Usage
 from memory_core.retrieval.answer import ANSWERED, MODEL_ABSTAINED, UNCITED
-from tests.llm_server import ScriptedLLM, ok
+from tests.llm_server import MALFORMED, ScriptedLLM, ok
 
 pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
 
@@ -103,3 +104,56 @@ def test_ask_stops_at_the_daily_model_budget(memory, llm_server):
     with pytest.raises(CostCapReached):
         tool.ask("What is the name of Ana's kitten?")
     assert len(llm_server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        ["not", "an", "object"],
+        {"answer": "Miso", "citations": 1, "abstain": False},
+        {"answer": "Miso", "citations": [True], "abstain": False},
+        {"answer": "Miso", "citations": ["1"], "abstain": False},
+    ],
+)
+def test_an_answer_not_of_the_schema_is_a_typed_refusal(memory, reply):
+    write_chat(memory)
+    memory.llm = ListLLM(reply)
+    with pytest.raises(LLMMalformed):
+        tool_of(memory).ask("What is the name of Ana's kitten?")
+
+
+def test_an_integral_float_citation_counts(memory):
+    write_chat(memory)
+    memory.llm = ListLLM({"answer": "Miso", "citations": [1.0], "abstain": False})
+    assert [c.number for c in tool_of(memory).ask("What is the name of Ana's kitten?").citations] == [1]
+
+
+def test_an_unusable_answer_that_was_paid_for_counts_against_the_budget(memory, llm_server):
+    write_chat(memory)
+    admin = memory.for_run(Identity(tenant="acme", user="root", admin=True))
+    admin.configure(daily_cost_cap_usd=0.00015)
+    llm_server.script = [MALFORMED]  # asked twice per call, 50 prompt tokens each at $1/Mtok: $0.0001
+    tool = tool_of(memory)
+    for _ in range(2):
+        with pytest.raises(LLMMalformed):
+            tool.ask("What is the name of Ana's kitten?")
+    with pytest.raises(CostCapReached):  # 4 paid requests: $0.0002 spent
+        tool.ask("What is the name of Ana's kitten?")
+
+
+def test_ask_reads_at_most_fifty_hits(memory):
+    write_chat(memory)
+    with pytest.raises(InvalidInput):
+        tool_of(memory).ask("What is the name of Ana's kitten?", k=51)
+
+
+class ListLLM:
+    """A model port that answers ``data`` as it is (a port need not check the schema)."""
+
+    name = "list-llm"
+
+    def __init__(self, data):
+        self.data = data
+
+    def complete_json(self, messages, schema, *, schema_name, max_tokens=1024, accept=None):
+        return LLMAnswer(self.data, "list-llm", Usage(1, 1, 0.0))

@@ -23,7 +23,9 @@ def tool_of(memory, **kw):
 
 def cosine_calibration(memory, threshold=0.5, recipe=DEFAULT_RECIPE):
     """P(relevant) rises with the top hit's cosine: 0.5 at cosine 0.6."""
-    return Calibration(memory.embedder.name, recipe, (0.0, 20.0, 0.0, 0.0, 0.0), -12.0, threshold, fitted_on="test")
+    return Calibration(
+        memory.embedder.name, recipe, (0.0, 20.0, 0.0, 0.0, 0.0, 0.0), -12.0, threshold, fitted_on="test"
+    )
 
 
 def write_pets(tool):
@@ -95,17 +97,20 @@ def test_later_pages_carry_probabilities_too(memory):
     [
         {},
         {"embedder": "e", "recipe": "r", "coef": [1, 2], "intercept": 0, "abstain_below": 0.1},
-        {"embedder": "e", "recipe": "r", "coef": [1, 2, 3, 4, 5], "intercept": 0, "abstain_below": 2},
-        {"embedder": "e", "recipe": "r", "coef": [1, 2, 3, 4, float("nan")], "intercept": 0, "abstain_below": 0.1},
-        {"embedder": "", "recipe": "r", "coef": [1, 2, 3, 4, 5], "intercept": 0, "abstain_below": 0.1},
+        {"embedder": "e", "recipe": "r", "coef": [1, 2, 3, 4, 5, 6], "intercept": 0, "abstain_below": 2},
+        {"embedder": "e", "recipe": "r", "coef": [1, 2, 3, 4, 5, float("nan")], "intercept": 0, "abstain_below": 0.1},
+        {"embedder": "", "recipe": "r", "coef": [1, 2, 3, 4, 5, 6], "intercept": 0, "abstain_below": 0.1},
         {
             "embedder": "e",
             "recipe": "r",
             "features": ["x"],
-            "coef": [1, 2, 3, 4, 5],
+            "coef": [1, 2, 3, 4, 5, 6],
             "intercept": 0,
             "abstain_below": 0.1,
         },
+        {"embedder": "e", "recipe": "r", "coef": "123456", "intercept": 0, "abstain_below": 0.1},
+        {"embedder": "e", "recipe": "r", "coef": [1, 2, 3, 4, 5, 6], "intercept": 10**400, "abstain_below": 0.1},
+        {"embedder": "e", "recipe": "r", "coef": [1, 2, 3, 4, 5, 6], "intercept": 0, "abstain_below": True},
     ],
 )
 def test_a_malformed_calibration_is_refused(body):
@@ -115,6 +120,39 @@ def test_a_malformed_calibration_is_refused(body):
 
 def test_a_calibration_round_trips_through_its_json():
     calibration = Calibration(
-        "static-minilm-256", "hybrid_zscore", (0.5, 3.0, 0.2, -0.4, 0.3), -2.0, 0.1, "LoCoMo dev", 0.08
+        "static-minilm-256", "hybrid_zscore", (0.5, 3.0, 0.2, -0.4, 0.3, -0.1), -2.0, 0.1, "LoCoMo dev", 0.08
     )
     assert Calibration.from_dict(json.loads(json.dumps(calibration.to_dict()))) == calibration
+
+
+def test_a_calibration_this_build_cannot_read_is_left_out_not_fatal(home, clock, caplog):
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        write_pets(tool_of(memory))
+    (home / "calibrations").mkdir()
+    (home / "calibrations" / "old.json").write_text('{"embedder": "hashing-256", "coef": [1, 2, 3]}')
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:  # opens, and searches without it
+        assert tool_of(memory).recall("grey kitten").hits[0].p_relevant is None
+    assert "old.json" in caplog.text
+
+
+def test_install_refuses_what_a_file_could_not_hold(memory):
+    bad = Calibration(memory.embedder.name, DEFAULT_RECIPE, (float("nan"), 0, 0, 0, 0, 0), 0.0, 5.0)
+    with pytest.raises(InvalidInput):
+        memory.install_calibration(bad)
+    assert memory.session.relevance_calibration(DEFAULT_RECIPE) is None
+
+
+def test_a_fit_of_the_earlier_five_features_loads_with_the_gap_weighed_zero():
+    body = {"embedder": "e", "recipe": "r", "coef": [1, 2, 3, 4, 5], "intercept": 0, "abstain_below": 0.1}
+    body["features"] = ["score", "cosine", "log1p_bm25", "log_rank", "top_margin"]
+    assert Calibration.from_dict(body).coef == (1.0, 2.0, 3.0, 4.0, 5.0, 0.0)
+
+
+def test_calibrations_whose_names_read_alike_are_kept_apart(home, clock):
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        first = memory.install_calibration(Calibration("a.b", "c", (0,) * 6, 0.0, 0.1))
+        second = memory.install_calibration(Calibration("a", "b.c", (0,) * 6, 0.0, 0.2))
+    assert first != second
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        kept = {(c.embedder, c.recipe): c.abstain_below for c in memory.calibrations}
+    assert kept[("a.b", "c")] == 0.1 and kept[("a", "b.c")] == 0.2

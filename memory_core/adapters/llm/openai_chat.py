@@ -82,6 +82,7 @@ class OpenAIChat:
                 response, tries = self._request(messages, schema, schema_name, room)
             except (LLMUnavailable, LLMRefused) as exc:
                 exc.details["attempts"] = attempts + int(exc.details.get("attempts", 0))
+                exc.details["cost_usd"] = usage.cost_usd  # what the answers before it cost
                 self._record(
                     schema_name,
                     usage,
@@ -98,7 +99,10 @@ class OpenAIChat:
             notes.append(problem)
         self._record(schema_name, usage, attempts, "malformed")
         raise LLMMalformed(
-            f"the model's answer was unusable twice: {'; '.join(notes)}", attempts=attempts, problems=notes
+            f"the model's answer was unusable twice: {'; '.join(notes)}",
+            attempts=attempts,
+            problems=notes,
+            cost_usd=usage.cost_usd,  # unusable, and paid for: a caller keeping a budget counts it
         )
 
     # -- internals -----------------------------------------------------------------------------
@@ -164,6 +168,8 @@ class OpenAIChat:
             data = json.loads(content)
         except json.JSONDecodeError as exc:
             return f"the answer is not JSON ({exc.msg} at {exc.pos})", None
+        except (ValueError, RecursionError) as exc:  # an integer past Python's digit limit, nesting
+            return f"the answer cannot be read as JSON ({type(exc).__name__})", None
         errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
         if errors:
             where = "/".join(str(p) for p in errors[0].path) or "(root)"
