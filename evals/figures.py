@@ -1,9 +1,12 @@
-"""Figures for people: a key's timeline as a reviewer walks it (the fact-timeline notebook)."""
+"""Figures for people: a key's timeline as a reviewer walks it (the fact-timeline notebook), and
+the axes every evaluation plot is drawn on and saved from."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Iterator, Sequence
 
 from memory_core.history_view import instants, lanes
 from memory_core.model import VISIBLE_STATUSES, FactVersion
@@ -67,3 +70,26 @@ def timeline(history: Sequence[FactVersion], as_of: datetime | None = None, know
     ax.set_title("valid intervals (bars), writes (ticks), retirements (x), supersession (arrows)", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+@contextmanager
+def saved_plot(path: Path, figsize: tuple[float, float], *, title: str, xlabel: str, ylabel: str) -> Iterator[Any]:
+    """Axes to draw an evaluation's lines on; labelled, gridded, with a legend, and written to
+    ``path`` (PNG, off-screen) when the block ends."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=figsize)
+    try:
+        yield ax
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)

@@ -23,6 +23,7 @@ from memory_core.retrieval.calibration import ranked_features
 from memory_core.retrieval.recipes import DEFAULT_RECIPE
 from memory_core.write.conversation import CONTEXT_TURNS
 
+from .figures import saved_plot
 from .metrics import bootstrap_ci, mcnemar_exact, recall_at_k
 
 KS = (5, 10, 25, 50)
@@ -338,22 +339,10 @@ def report_markdown(
 
 
 def plot_recall(results: Sequence[SpecResult], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    ax.plot(KS, [DRAGON[k] for k in KS], "k--", marker="o", label="DRAGON (paper)")
-    for r in results:
-        ax.plot(KS, [r.recall(k) for k in KS], marker="o", label=r.spec.name)
-    ax.set_xscale("log")
-    ax.set_xticks(KS, [str(k) for k in KS])
-    ax.set_xlabel("k (turns retrieved)")
-    ax.set_ylabel("evidence recall@k (%)")
-    ax.set_title("LoCoMo dialog-level recall@k")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    labels = {"xlabel": "k (turns retrieved)", "ylabel": "evidence recall@k (%)"}
+    with saved_plot(path, (7, 4.5), title="LoCoMo dialog-level recall@k", **labels) as ax:
+        ax.plot(KS, [DRAGON[k] for k in KS], "k--", marker="o", label="DRAGON (paper)")
+        for r in results:
+            ax.plot(KS, [r.recall(k) for k in KS], marker="o", label=r.spec.name)
+        ax.set_xscale("log")
+        ax.set_xticks(KS, [str(k) for k in KS])

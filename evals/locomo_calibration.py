@@ -21,6 +21,7 @@ import numpy as np
 from memory_core.retrieval.calibration import FEATURES, Calibration
 from memory_core.retrieval.recipes import DEFAULT_RECIPE
 
+from .figures import saved_plot
 from .locomo import SpecResult, halves
 
 N = len(FEATURES)
@@ -183,22 +184,9 @@ def calibration_markdown(fits: Sequence[CalibrationFit], plot_file: str | None =
 
 
 def plot_reliability(fits: Sequence[CalibrationFit], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 5))
-    ax.plot([0, 1], [0, 1], "k--", label="perfect")
-    for f in fits:
-        ax.plot(
-            [r["predicted"] for r in f.reliability], [r["observed"] for r in f.reliability], marker="o", label=f.run
-        )
-    ax.set_xlabel("predicted P(evidence)")
-    ax.set_ylabel("observed share of evidence")
-    ax.set_title("LoCoMo reliability (held half)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    labels = {"xlabel": "predicted P(evidence)", "ylabel": "observed share of evidence"}
+    with saved_plot(path, (5.5, 5), title="LoCoMo reliability (held half)", **labels) as ax:
+        ax.plot([0, 1], [0, 1], "k--", label="perfect")
+        for f in fits:
+            predicted, observed = [r["predicted"] for r in f.reliability], [r["observed"] for r in f.reliability]
+            ax.plot(predicted, observed, marker="o", label=f.run)

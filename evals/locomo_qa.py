@@ -11,16 +11,18 @@ endpoint; tested offline against the scripted server.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import string
+import tempfile
 import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from corpora.locomo import CATEGORIES, LICENCE, Conversation
+from corpora.locomo import CATEGORIES, LICENCE, Conversation, load_locomo, locate
 from memory_core import Identity, Memory
 from memory_core.adapters.embedders import make_embedder
 from memory_core.errors import MemcoreError
@@ -131,14 +133,12 @@ def run_locomo_qa(
 
 def _asked(tool: Any, grader: LLM, sample_id: str, q: Any, settings: QaSettings) -> dict[str, Any]:
     gold = "" if q.answer is None else str(q.answer)
+    row: dict[str, Any] = {"sample_id": sample_id, "category": q.category, "question": q.question, "gold": gold}
     try:
-        return _scored(tool, grader, sample_id, q, gold, settings)
+        return _scored(tool, grader, q, row, settings)
     except MemcoreError as exc:  # one model failure is one wrong answer, not a lost run
-        return {
-            "sample_id": sample_id,
-            "category": q.category,
-            "question": q.question,
-            "gold": gold,
+        words = None if q.category == ADVERSARIAL else 0.0
+        return row | {
             "prediction": "",
             "abstained": True,
             "reason": f"error:{exc.code}",
@@ -146,21 +146,18 @@ def _asked(tool: Any, grader: LLM, sample_id: str, q: Any, settings: QaSettings)
             "cites_evidence": False,
             "prompt_tokens": 0,
             "completion_tokens": 0,
-            "f1": None if q.category == ADVERSARIAL else 0.0,
-            "em": None if q.category == ADVERSARIAL else 0.0,
+            "f1": words,
+            "em": words,
             "correct_strict": False,
             "correct_lenient": False,
         }
 
 
-def _scored(tool: Any, grader: LLM, sample_id: str, q: Any, gold: str, settings: QaSettings) -> dict[str, Any]:
+def _scored(tool: Any, grader: LLM, q: Any, row: dict[str, Any], settings: QaSettings) -> dict[str, Any]:
+    """``row`` (the question's) with the answer ``ask`` gave and its scores."""
     answer = tool.ask(q.question, k=settings.k)
-    prediction = answer.answer or ""
-    row: dict[str, Any] = {
-        "sample_id": sample_id,
-        "category": q.category,
-        "question": q.question,
-        "gold": gold,
+    prediction, gold = answer.answer or "", row["gold"]
+    row = row | {
         "prediction": prediction,
         "abstained": answer.abstained,
         "reason": answer.reason,
@@ -255,11 +252,6 @@ def evaluate_qa(
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run the QA evaluation and write its report, results and per-question rows under ``out_dir``."""
-    import json
-    import tempfile
-
-    from corpora.locomo import load_locomo, locate
-
     data_file = locate(data, shared_root)
     conversations, _ = load_locomo(data_file)
     conversations = conversations[:limit] if limit else conversations

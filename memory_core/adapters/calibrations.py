@@ -5,13 +5,15 @@ built-in embedders (``memory_core/retrieval/calibrations/``); a home's own file 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
+from types import MappingProxyType
+from typing import Iterable, Mapping
 
 from ..errors import InvalidInput
 from ..retrieval.calibration import Calibration
@@ -42,12 +44,14 @@ def _parse(files: Iterable[tuple[str, str]]) -> dict[Key, Calibration]:
     return found
 
 
-def packaged_calibrations() -> dict[Key, Calibration]:
+@functools.cache
+def packaged_calibrations() -> Mapping[Key, Calibration]:
+    """The package's own, read once per process (package data does not change under it)."""
     folder = resources.files("memory_core.retrieval").joinpath("calibrations")
     if not folder.is_dir():
-        return {}
+        return MappingProxyType({})
     files = sorted((f for f in folder.iterdir() if f.name.endswith(".json")), key=lambda f: f.name)
-    return _parse((f.name, f.read_text()) for f in files)
+    return MappingProxyType(_parse((f.name, f.read_text()) for f in files))
 
 
 def _readable(paths: Iterable[Path]) -> Iterable[tuple[str, str]]:
@@ -60,7 +64,7 @@ def _readable(paths: Iterable[Path]) -> Iterable[tuple[str, str]]:
 
 def read_calibrations(home: Path) -> dict[Key, Calibration]:
     """The packaged calibrations, overridden by the home's own."""
-    found = packaged_calibrations()
+    found = dict(packaged_calibrations())
     folder = home / "calibrations"
     if folder.is_dir():
         found.update(_parse(_readable(sorted(folder.glob("*.json")))))

@@ -25,6 +25,7 @@ from ..identity import Identity
 from ..inputs import MAX_DEPTH, batch, check_tree, flag, integer, known_options, mapping, number, text, texts
 from ..model import FactVersion
 from ..resolver.actions import ResolverSettings
+from ..retrieval.answer import MAX_ASK_K
 from ..retrieval.calibration import Calibration
 from ..temporal import parse_instant
 from ..write.options import OPTION_NAMES
@@ -249,6 +250,7 @@ OP_RULES: dict[tuple[str, str], Rule] = {
     ("place_fact", "subject_type"): _text(),
     ("known_types", "subject"): _text(),
     ("set_from_messages", "compaction_generation"): _integer(0, 2**31),
+    ("ask", "k"): _integer(1, MAX_ASK_K),
 }
 # A batch's (or a snapshot's) own levels above the values it carries: a value may nest as deep
 # in a batch as in a point write.

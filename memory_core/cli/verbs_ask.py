@@ -25,17 +25,16 @@ from .registry import Call, Output, UsageError, arg, verb
 def ask(call: Call) -> Output:
     args = call.args
     model = llm_of(args)
-    if call.memory is not None and model is not None:
+    if model is not None:
+        if call.memory is None:  # through a service: its own model answers
+            raise UsageError("memcore ask through a service answers with the service's model (memcore serve --llm)")
         call.memory.llm = model
-    elif call.memory is None and model is not None:  # through a service: its own model answers
-        raise UsageError("memcore ask through a service answers with the service's model (memcore serve --llm)")
     answer = call.tool.ask(args.question, scope=args.scope, k=args.k, recipe=args.recipe, as_of=args.as_of)
     if answer.abstained:
         text = f"abstained: {answer.reason}" + (f" (the model said, uncited: {answer.draft})" if answer.draft else "")
     else:
         text = answer.answer or ""
     lines = [text] + [f"[{c.number}] {c.text}" for c in answer.citations]
-
     return encode(answer), "\n".join(lines), 0
 
 

@@ -17,6 +17,7 @@ from ..temporal import iso
 from ..texts import index_text
 from .types import Hit
 
+MAX_ASK_K = 50  # hits a prompt carries: one call's cost stays near what the budget check saw
 ANSWERED = "answered"
 MODEL_ABSTAINED = "model_abstained"  # the model read the hits and found no answer in them
 UNCITED = "uncited"  # the model answered without citing a hit it was shown: not given

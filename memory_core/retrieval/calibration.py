@@ -33,10 +33,12 @@ class Lead:
     margin: float
 
 
-def lead_of(hits: Sequence[Hit]) -> Lead:
-    if not hits:
+def lead_of(scores: Sequence[float]) -> Lead:
+    """The lead of a ranking from its scores, best first (its fused ranking's, not a page's: a
+    page of k = 1 would otherwise have no second)."""
+    if not scores:
         return Lead(0.0, 0.0)
-    return Lead(float(hits[0].score), float(hits[0].score - hits[1].score) if len(hits) > 1 else 0.0)
+    return Lead(float(scores[0]), float(scores[0] - scores[1]) if len(scores) > 1 else 0.0)
 
 
 def features_of(hit: Hit, rank: int, lead: Lead) -> Features:
@@ -56,7 +58,7 @@ def features_of(hit: Hit, rank: int, lead: Lead) -> Features:
 
 def ranked_features(hits: Sequence[Hit], first_rank: int = 1, lead: Lead | None = None) -> list[Features]:
     """The features of a ranking's hits (a later page: its first rank and the first page's lead)."""
-    led = lead_of(hits) if lead is None else lead
+    led = lead_of([hit.score for hit in hits[:2]]) if lead is None else lead
     return [features_of(hit, first_rank + n, led) for n, hit in enumerate(hits)]
 
 

@@ -17,7 +17,6 @@ from ..retrieval.answer import ANSWER_SCHEMA, Answer, answer_messages, checked_a
 from .search import SearchService
 
 ANSWER_MAX_TOKENS = 512
-MAX_ASK_K = 50  # hits a prompt carries: one call's cost stays near what the budget check saw
 
 
 class AskService(SearchService):
@@ -29,8 +28,6 @@ class AskService(SearchService):
                 "ask answers through a language model: memcore ask --llm URL, memcore serve --llm URL, "
                 "or Memory.open(..., llm=...)"
             )
-        if not isinstance(options["k"], bool) and isinstance(options["k"], int) and options["k"] > MAX_ASK_K:
-            raise InvalidInput(f"ask reads at most {MAX_ASK_K} hits (k)", field="k")
         if session.store.read_only:  # its spend could not be recorded, so the budget could not hold
             raise InvalidInput("ask spends from the daily model budget: open the home for writing", field="llm")
         result = self.recall(

@@ -109,6 +109,11 @@ def complete(
     return kept
 
 
+def ranking_lead(fused: Fused) -> Lead:
+    """Where the fused ranking's top stands, whichever page is calibrated with it."""
+    return lead_of([score for _, score, _ in fused[:2]])
+
+
 @dataclass(frozen=True)
 class Searched:
     """One search, with what its later pages and its trace are made from."""
@@ -121,7 +126,11 @@ class Searched:
     where: LegFilter
     next_offset: int | None  # where in ``fused`` the next page starts (None: nothing is left)
     calibration: Calibration | None = None  # gives each hit its P(relevant), later pages too
-    lead: Lead = Lead(0.0, 0.0)  # where the first page's top stood (what later pages are calibrated with)
+
+    @property
+    def lead(self) -> Lead:
+        """Where the ranking's top stands: what every page's hits are calibrated with."""
+        return ranking_lead(self.fused)
 
 
 def run_search(
@@ -152,9 +161,9 @@ def run_search(
     # the top hit, unless the query names an identifier: then every candidate's text is searched.
     hydrating = time.perf_counter()
     want = len(fused) if names_identifier(request.query) else request.k
-    first = page_of(reader, fused, 0, want, request, where, calibration=calibration)
+    first = page_of(reader, fused, 0, want, request, where, calibration=calibration, lead=ranking_lead(fused))
     timings["hydrate"] = (time.perf_counter() - hydrating) * 1000
-    code = verdict(request.query, first.checked, recipe, abstain_below if calibration is not None else None)
+    code = verdict(request.query, first.checked, recipe, abstain_below)
     unserved = sorted(k.value for k in request.sources - SERVED_SOURCES)
     notes = tuple(f"source {s!r} is not served yet: its plane has no leg in this build" for s in unserved)
     timings["total"] = (time.perf_counter() - started) * 1000
@@ -170,8 +179,7 @@ def run_search(
         timings_ms=timings,
         participants=request.participants,
     )
-    lead = lead_of(first.checked)
-    return Searched(result, reader, the_plan, legs, fused, where, first.next_offset, calibration, lead)
+    return Searched(result, reader, the_plan, legs, fused, where, first.next_offset, calibration)
 
 
 @dataclass(frozen=True)
@@ -325,10 +333,11 @@ class SearchService(RunService):
 
 
 def _abstain_below(tenant_threshold: float | None, calibration: Calibration | None) -> float | None:
-    """The tenant's threshold, else the one the calibration was fitted with."""
-    if calibration is None:
-        return None
-    return calibration.abstain_below if tenant_threshold is None else tenant_threshold
+    """The tenant's threshold, else the one the calibration was fitted with. (Without a
+    calibration no hit has a probability, and no threshold abstains.)"""
+    if tenant_threshold is not None or calibration is None:
+        return tenant_threshold
+    return calibration.abstain_below
 
 
 def _cursor(trace_id: str, offset: int | None) -> str | None:
