@@ -58,8 +58,9 @@ def open_lance_index(session: Session) -> IndexPorts:
 
     store, embedder = session.store, session.embedder
     index = LanceIndex(store.home / "lance", embedder.name, embedder.dim)
-    if not store.read_only and index.upgrade_layout():
-        log.info("the retrieval index gained its derived column live_span")
+    added = [] if store.read_only else index.upgrade_layout()
+    if added:
+        log.info("the retrieval index gained the columns %s", ", ".join(added))
     sink = IndexProjector(session.versions, session.projections, index, embedder, session.clock, session.indexable)
     return sink, LanceSearch(index)
 

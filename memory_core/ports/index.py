@@ -156,6 +156,11 @@ class IndexReader(Protocol):
         self, text: str, where: LegFilter, limit: int, columns: Sequence[str], *, full: bool
     ) -> list[dict[str, Any]]: ...
 
+    def key_leg(self, fact_ids: Sequence[str], where: LegFilter, columns: Sequence[str]) -> list[dict[str, Any]]:
+        """The served rows of these facts under the narrow filter (the key-match leg: the store
+        named the facts whose key the query names)."""
+        ...
+
     def complete(self, rows: Sequence[dict[str, Any]], columns: Sequence[str], *, latest: bool = False) -> None:
         """Complete leg rows in place with ``columns``; a row whose fact left the index since is
         marked ``_gone``. ``latest``: each row as the index serves its fact now, even when the

@@ -23,7 +23,8 @@ from .calibration import LOW_CONFIDENCE, low_confidence
 from .filters import LegFilter
 from .fusion import rrf
 from .priors import date_match, dates_in, named_participants, without_participants
-from .recipes import Recipe
+from .recipes import KEY_HIT, Recipe
+from .row_priors import asks_recent, correctness_terms, session_standing
 from .rows import LEG_COLUMNS
 from .types import Hit, LegScore, SearchRequest
 
@@ -52,6 +53,7 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
         columns.append("observed_at")
     if recipe.subject_prior:
         columns.append("subject")
+    columns += _prior_columns(recipe, text)
     # Names stay in the lexical query (they match a row's subject) and leave the semantic one.
     return Plan(
         legs=recipe.legs,
@@ -63,6 +65,23 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
         k=request.k,
         lexical_pool=max(recipe.lexical_pool or recipe.pool, request.k),
     )
+
+
+def _prior_columns(recipe: Recipe, query: str) -> list[str]:
+    """The columns the recipe's row priors read per candidate (``retrieval.row_priors``)."""
+    wanted = [
+        name
+        for name, weight in (
+            ("session", recipe.session_prior),
+            ("confidence", recipe.confidence_prior),
+            ("reinforcement_count", recipe.reinforcement_prior),
+            ("source_class", recipe.source_prior),
+        )
+        if weight
+    ]
+    if recipe.recency_prior and asks_recent(query):
+        wanted.append("observed_at")
+    return wanted
 
 
 # Legs run under the filters an index answers from bitmaps (namespace, kind) and fetch their
@@ -95,9 +114,13 @@ def admissible_top(run: Leg, pool: int, k: int, admissible: Callable[[dict[str, 
 
 
 def leg_scores(leg: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The legs' own scores on their rows: cosine similarity from cosine distance, BM25 as given."""
+    """The legs' own scores on their rows: cosine similarity from cosine distance, BM25 as given,
+    ``KEY_HIT`` for an exact key hit."""
     for row in rows:
-        row["_leg_score"] = 1.0 - float(row["_distance"]) if leg == "vector" else float(row["_score"])
+        if leg == "vector":
+            row["_leg_score"] = 1.0 - float(row["_distance"])
+        else:
+            row["_leg_score"] = KEY_HIT if leg == "key" else float(row["_score"])
     return rows
 
 
@@ -145,6 +168,11 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
     ids = sorted(rows)
     terms: dict[str, np.ndarray] = {}
     for leg in (name for name in legs if not name.startswith("_")):
+        if leg == "key":  # not standardised: weight × KEY_HIT on an exact key hit
+            terms[leg] = recipe.weight(leg) * np.array(
+                [per_leg[i][leg].score if leg in per_leg[i] else 0.0 for i in ids]
+            )
+            continue
         if leg == "vector":
             scores = np.array([_cosine(per_leg[i], rows[i], legs) for i in ids])
         else:
@@ -160,6 +188,13 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
     if len(named) == 1:
         theirs = [(rows[i].get("subject") or "").lower() == named[0].lower() for i in ids]
         terms["subject_prior"] = recipe.subject_prior * np.array(theirs, dtype=float)
+    if recipe.session_prior:  # from the score so far: where the session's best candidate stands
+        standing = session_standing(
+            np.sum(list(terms.values()), axis=0), [rows[i].get("session") for i in ids], recipe.session_cap
+        )
+        if standing.any():
+            terms["session_prior"] = recipe.session_prior * standing
+    terms.update(correctness_terms([rows[i] for i in ids], recipe, request.query))
     total = np.sum(list(terms.values()), axis=0)
     order = sorted(range(len(ids)), key=lambda n: (-total[n], ids[n]))
     for n, fid in enumerate(ids):
@@ -228,6 +263,8 @@ def verdict(query: str, hits: Sequence[Hit], recipe: Recipe, abstain_below: floa
     if not hits:
         return "no_match"
     top = hits[0]
+    if "key" in top.legs:  # the query names the top hit's key: found, however its words score
+        return "ok"
     strong = ("vector" in top.legs and top.legs["vector"].score >= recipe.min_cosine) or (
         "bm25" in top.legs and top.legs["bm25"].score > recipe.min_bm25
     )

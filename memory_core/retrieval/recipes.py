@@ -8,7 +8,11 @@ from typing import Mapping
 
 from ..errors import InvalidInput
 
-LEGS = ("vector", "bm25")
+LEGS = ("vector", "bm25", "key")
+# The key-match leg scores an exact key hit 1; score fusion adds weight × that, not a z-score (a
+# leg of one or two rows has no spread to standardise), so an exact hit outranks a strong match
+# on words or meaning alone.
+KEY_HIT = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +28,17 @@ class Recipe:
     fusion: str = "rrf"  # rrf: weighted reciprocal rank; zscore: weighted sum of per-leg z-scores
     date_prior: float = 0.0  # added per unit of date match (a query that names a date)
     subject_prior: float = 0.0  # added when the query names one participant and the row is theirs
+    # zscore: the row's session's standing, the z-score of its best candidate's fused score among
+    # the pool's sessions, clipped to ±session_cap (a run session's notes are one conversation)
+    session_prior: float = 0.0
+    session_cap: float = 3.0
+    # The correctness group (retrieval.row_priors), each a weight on a signal in [-1, 1]; their sum
+    # is clipped to ±prior_cap, so together they only reorder near-ties
+    confidence_prior: float = 0.0  # a row stored with confidence c loses weight × (1 - c)
+    reinforcement_prior: float = 0.0  # a row restated n times gains up to weight (saturating)
+    source_prior: float = 0.0  # a row of a less trusted source class (derived, imported, ...) loses up to weight
+    recency_prior: float = 0.0  # a query asking for the latest: newer candidates gain up to weight
+    prior_cap: float = 0.0  # 0: the group is bounded by its weights alone
     # zscore: read the stored vector of a candidate only the lexical leg found, for its exact
     # cosine (else it gets the lowest cosine the vector leg returned)
     exact_cosine: bool = True
@@ -44,6 +59,13 @@ class Recipe:
             "min_bm25": self.min_bm25,
             "date_prior": self.date_prior,
             "subject_prior": self.subject_prior,
+            "session_prior": self.session_prior,
+            "session_cap": self.session_cap,
+            "confidence_prior": self.confidence_prior,
+            "reinforcement_prior": self.reinforcement_prior,
+            "source_prior": self.source_prior,
+            "recency_prior": self.recency_prior,
+            "prior_cap": self.prior_cap,
             "exact_cosine": self.exact_cosine,
         }
 
@@ -69,6 +91,28 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 vector=0.6,
                 bm25=0.4,
             ),
+            # hybrid_zscore with even weights, the session prior and the capped correctness group:
+            # chosen on the first half of the LoCoMo dev conversations, reported on both
+            # (docs/retrieval.md, "The default recipe").
+            _recipe(
+                "hybrid_session",
+                ("vector", "bm25", "key"),
+                {
+                    "fusion": "zscore",
+                    "pool": 200,
+                    "date_prior": 2.0,
+                    "subject_prior": 0.5,
+                    "session_prior": 0.45,
+                    "confidence_prior": 0.3,
+                    "reinforcement_prior": 0.15,
+                    "source_prior": 0.2,
+                    "recency_prior": 0.25,
+                    "prior_cap": 0.5,
+                },
+                vector=0.5,
+                bm25=0.5,
+                key=5.0,
+            ),
         )
     }
 )
@@ -76,7 +120,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
 
 # What recall and search run unless a call names another: the recipe that measures best on the
 # LoCoMo dev file through the documented path (docs/retrieval.md, "The default recipe").
-DEFAULT_RECIPE = "hybrid_zscore"
+DEFAULT_RECIPE = "hybrid_session"
 
 
 def get_recipe(name: str) -> Recipe:

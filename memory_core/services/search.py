@@ -13,7 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from ..errors import CursorMismatch, CursorNotFound, InvalidInput, TraceNotFound
 from ..identity import Namespace, Scope
@@ -21,6 +21,7 @@ from ..model import Kind
 from ..ports import Embedder, IndexReader, SearchIndex
 from ..retrieval.calibration import Calibration, Lead, lead_of
 from ..retrieval.filters import LegFilter
+from ..retrieval.keys import key_terms
 from ..retrieval.pipeline import (
     SERVED_SOURCES,
     Fused,
@@ -64,8 +65,10 @@ def run_legs(
     where: LegFilter,
     timings: dict[str, float],
     admissible: Callable[[dict[str, Any]], bool],
+    key_facts: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Each leg's admissible rows, best first (and the query vector, which score fusion reads)."""
+    """Each leg's admissible rows, best first (and the query vector, which score fusion reads).
+    ``key_facts``: the facts whose key the query names (the key-match leg's rows)."""
     out: dict[str, Any] = {}
     found: dict[str, list[dict[str, Any]]] = {}
     if reader is None:  # nothing was ever indexed
@@ -85,9 +88,14 @@ def run_legs(
     if "vector" in the_plan.legs:
         knn = lambda full, n: reader.vector_leg(vector, where, n, the_plan.columns, full=full)  # noqa: E731
         found["vector"] = _timed("vector", timings, lambda: admissible_top(knn, the_plan.pool, the_plan.k, admissible))
+    if "key" in the_plan.legs and key_facts:
+        columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
+        found["key"] = _timed(
+            "key", timings, lambda: [r for r in reader.key_leg(key_facts, where, columns) if admissible(r)]
+        )
     if lexical is not None:
         found["bm25"] = lexical.result()
-    for leg in ("vector", "bm25"):
+    for leg in ("vector", "bm25", "key"):
         if leg in the_plan.legs:
             out[leg] = leg_scores(leg, found.get(leg, []))
     return out
@@ -143,6 +151,7 @@ def run_search(
     *,
     calibration: Calibration | None = None,
     abstain_below: float | None = None,
+    key_facts: Sequence[str] = (),
 ) -> Searched:
     """One search of ``namespace`` on the index as it stands (the caller flushed what it queued).
     With a ``calibration`` each hit carries its P(relevant), and a top hit under ``abstain_below``
@@ -153,7 +162,7 @@ def run_search(
     reader = index.reader()
     where = leg_filter(namespace, request, now)
     in_time = time_check(where)
-    legs = run_legs(reader, embedder, the_plan, where, timings, leg_check(in_time))
+    legs = run_legs(reader, embedder, the_plan, where, timings, leg_check(in_time), key_facts)
     fused = fuse(legs, recipe, request)
     for n, (row, _, _) in enumerate(fused):
         row["_pos"] = n  # where a page ends, whichever rows it completed
@@ -259,6 +268,7 @@ class SearchService(RunService):
         session.require_index().flush(settle=False)
         recipe = get_recipe(request.recipe)
         calibration = session.relevance_calibration(recipe.name)
+        key_facts = self._key_facts(namespace, recipe, request)
         searched = run_search(
             session.search_index,
             session.embedder,
@@ -268,6 +278,7 @@ class SearchService(RunService):
             session.clock.now(),
             calibration=calibration,
             abstain_below=_abstain_below(session.write_config(namespace.tenant).tenant.abstain_below, calibration),
+            key_facts=key_facts,
         )
         trace_id = session.new_id()
         result = dataclasses.replace(
@@ -287,6 +298,14 @@ class SearchService(RunService):
                 notes=result.notes + (f"{queued} extraction job(s) for this scope are still queued",),
             )
         return result
+
+    def _key_facts(self, namespace: Namespace, recipe: Recipe, request: SearchRequest) -> list[str]:
+        """The facts of ``namespace`` whose key is one the query names, exactly (the store's
+        cached states: a lookup per key-like word, no scan), for the key-match leg."""
+        if "key" not in recipe.legs:
+            return []
+        versions = self.session.versions
+        return [s.fact_id for term in key_terms(request.query) for s in versions.fact_states(namespace, term)]
 
     def _next_page(self, request: SearchRequest, namespace: Namespace, cursor: str, now: datetime) -> SearchResult:
         """The page a cursor points at, from the ranking its search kept: the search's own query,

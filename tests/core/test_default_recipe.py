@@ -23,11 +23,18 @@ def tool_of(memory, session=None):
 
 
 def test_the_default_recipe_is_pinned():
-    assert DEFAULT_RECIPE == "hybrid_zscore"
+    assert DEFAULT_RECIPE == "hybrid_session"
     recipe = RECIPES[DEFAULT_RECIPE]
     assert (recipe.fusion, recipe.pool, recipe.exact_cosine) == ("zscore", 200, True)
-    assert dict(recipe.weights) == {"vector": 0.6, "bm25": 0.4}
-    assert (recipe.date_prior, recipe.subject_prior) == (2.0, 0.5)
+    assert dict(recipe.weights) == {"vector": 0.5, "bm25": 0.5, "key": 5.0} and recipe.legs == ("vector", "bm25", "key")
+    assert (recipe.date_prior, recipe.subject_prior, recipe.session_prior, recipe.session_cap) == (2.0, 0.5, 0.45, 3.0)
+    assert (recipe.confidence_prior, recipe.reinforcement_prior, recipe.source_prior, recipe.recency_prior) == (
+        0.3,
+        0.15,
+        0.2,
+        0.25,
+    )
+    assert recipe.prior_cap == 0.5
     for op in (MemoryTool.recall, MemoryTool.search):
         assert inspect.signature(op).parameters["recipe"].default == DEFAULT_RECIPE
 

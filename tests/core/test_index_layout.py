@@ -1,6 +1,7 @@
 """The index's derived column live_span repeats the row's time columns in one: the search legs
 read it instead. It must say exactly what those columns say, and a table written before it
-existed must still be searched, and gain it on a writable open."""
+existed must still be searched, and gain it on a writable open. So must a table written before
+the columns the row priors read (session, confidence)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def stored_columns(draw):
     columns.update({name: column(times) for name in ("invalid_at", "observed_at", "expires_at")})
     columns["valid_at"], columns["created_at"] = column(moments), column(moments)
     columns["version"] = columns["reinforcement_count"] = column(st.integers(0, 10))
+    columns["confidence"] = column(st.one_of(st.none(), st.floats(0, 1)))
     return {name: values for name, values in columns.items() if name not in DERIVED_COLUMNS}
 
 
@@ -55,13 +57,13 @@ def test_derived_columns_say_what_the_row_says(columns):
 
 
 def _old_layout_home(home, clock):
-    """A home whose index was written before the derived column existed."""
+    """A home whose index was written before the derived column and the prior columns existed."""
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
-        tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
+        tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper", session="s1"))
         tool.set("pet", "a grey cat called Miso")
         tool.set("trip", "a walk along the river", valid_at=T0 - timedelta(days=30), invalid_at=T0 - timedelta(days=1))
         memory.projector.flush()
-        memory.projector.index.table.drop_columns(["live_span"])
+        memory.projector.index.table.drop_columns(["live_span", "session", "confidence"])
 
 
 def test_a_table_without_the_derived_column_is_searched_and_upgraded_on_a_writable_open(home, clock):
@@ -70,12 +72,16 @@ def test_a_table_without_the_derived_column_is_searched_and_upgraded_on_a_writab
         tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
         assert [h.key for h in tool.recall("cat called Miso").hits] == ["pet"]
         assert tool.recall("walk along the river", recipe="bm25_only").hits == ()  # closed yesterday
-        assert "live_span" not in memory.projector.index.table.schema.names  # read-only: left as it was
+        assert tool.recall("cat called Miso", recipe="hybrid_session").hits[0].terms.get("session_prior") is None
+        names = memory.projector.index.table.schema.names
+        assert not {"live_span", "session", "confidence"} & set(names)  # read-only: left as it was
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
         tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
         index = memory.projector.index
         rows = _check_derived(index.table.to_arrow())
         assert sorted(r["key"] for r in rows) == ["pet", "trip"]
+        # the session is the provenance's; an old row's confidence is unknown until written again
+        assert {(r["session"], r["confidence"]) for r in rows} == {("s1", None)}
         hit = tool.recall("cat called Miso").hits[0]
         assert (hit.key, hit.value, hit.valid_at) == ("pet", "a grey cat called Miso", T0)
         assert [

@@ -52,6 +52,7 @@ def _rows(ids, generation: int, seed: int) -> pa.Table:
         expires_at=[None] * n,
         version=[generation] * n,
         reinforcement_count=[0] * n,
+        confidence=[1.0 / (1 + generation)] * n,
     )
     return index_rows(columns, rng.standard_normal((n, DIM)), DIM)
 

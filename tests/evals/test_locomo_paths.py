@@ -13,7 +13,7 @@ def test_the_documented_path_writes_plain_notes_and_asks_with_defaults(tmp_path)
     conversations, cleaning = load_locomo(write_locomo_fixture(tmp_path / "locomo.json"))
     specs = [RunSpec("tuned", "hashing", "hybrid_zscore"), RunSpec("documented", "hashing", None, DOCUMENTED)]
     tuned, documented = run_locomo(conversations, specs, tmp_path / "work", tmp_path / "models")
-    assert documented.summary()["recipe"] == "default: hybrid_zscore" and documented.summary()["path"] == DOCUMENTED
+    assert documented.summary()["recipe"] == "default: hybrid_session" and documented.summary()["path"] == DOCUMENTED
     assert len(documented.per_question) == len(tuned.per_question) > 0
     # The store gave each turn its session's context: the second turn is indexed with the first's words.
     with Memory.open(tmp_path / "work" / "home-documented-hashing", embedder="hashing") as memory:
@@ -24,7 +24,7 @@ def test_the_documented_path_writes_plain_notes_and_asks_with_defaults(tmp_path)
         assert tool.get("D2:1").index_context is None  # a new session starts a new conversation
 
     report = report_markdown([tuned, documented], Path("locomo.json"), cleaning.to_dict())
-    assert "| documented (`hashing`, `default: hybrid_zscore`) | documented |" in report
+    assert "| documented (`hashing`, `default: hybrid_session`) | documented |" in report
     assert "## Paired comparisons" in report and "| tuned | documented |" in report
 
 

@@ -25,7 +25,8 @@ from ...environment import lance_compute_threads
 from ...errors import EmbedderMismatch
 from .filters import fact_ids_in, sql_str
 from .hydrate import complete_rows
-from .read import DERIVED_COLUMNS, SPAN_COLUMNS, IndexSnapshot, SnapshotSource, live_spans
+from .layout import add_columns, missing_columns
+from .read import DERIVED_COLUMNS, IndexSnapshot, SnapshotSource
 from .resident import ResidentColumns
 from .rows import schema
 from .served import NOTHING_HIDDEN, Served, ServedRows
@@ -317,23 +318,15 @@ class LanceIndex:
             "vector", config=IvfFlat(distance_type="cosine", num_partitions=partitions), replace=True
         )
 
-    def upgrade_layout(self) -> bool:
-        """Add ``live_span`` to a table written before it existed; True when it did. Rows, row
-        ids and indexes stay as they are (Lance writes the new column beside them)."""
+    def upgrade_layout(self) -> list[str]:
+        """Add the columns a table written by an older build lacks (``layout.missing_columns``);
+        the names added (none: it was current)."""
         table = self.table
-        if table is None or "live_span" in table.schema.names:
-            return False
-        import lance
-
-        output = pa.schema([self._schema.field("live_span")])
-        udf = lance.batch_udf(output_schema=output)(
-            lambda batch: pa.RecordBatch.from_arrays(
-                [live_spans(*(batch.column(c) for c in SPAN_COLUMNS))], schema=output
-            )
-        )
-        self._source.latest().dataset.add_columns(udf, read_columns=list(SPAN_COLUMNS))
-        self._table = None  # opened again, with the new schema
-        return True
+        added = [] if table is None else missing_columns(table.schema.names)
+        if added:
+            add_columns(self._source.latest().dataset, self._schema, added)
+            self._table = None  # opened again, with the new schema
+        return added
 
     def prewarm(self, *, hit_columns: bool = True) -> int:
         """Load the table's indexes and the columns searches read into memory now rather than

@@ -41,6 +41,10 @@ RESIDENT_COLUMNS = frozenset(
         "expires_at",
         "observed_at",
         "subject",
+        "session",
+        "confidence",
+        "reinforcement_count",
+        "source_class",
         "tenant",
         "scope",
         "owner_id",
@@ -72,7 +76,7 @@ class IndexSnapshot:
     def __init__(self, dataset: Any, resident: ResidentColumns | None = None) -> None:
         self.dataset = dataset
         self.version: int = dataset.version
-        names = set(dataset.schema.names)
+        names = self._names = frozenset(dataset.schema.names)
         # A table written before the derived column existed is read column by column.
         self._spans = "live_span" in names
         # Row ids are addresses only without stable row ids; else every column comes with the query.
@@ -85,7 +89,7 @@ class IndexSnapshot:
     def _leg(self, columns: Sequence[str], score: str, **query: Any) -> list[dict[str, Any]]:
         """A leg's rows: ``score`` and the row id from Lance, ``columns`` from memory where held
         there (``RESIDENT_COLUMNS``; the vector, which only score fusion asks for, never is)."""
-        wanted = self.leg_columns(columns)
+        wanted, absent = self._present(self.leg_columns(columns))
         resident = [c for c in wanted if c in RESIDENT_COLUMNS] if self._resident is not None else []
         table = self.dataset.to_table(
             columns=[*(c for c in wanted if c not in resident), score], with_row_id=True, prefilter=True, **query
@@ -93,7 +97,14 @@ class IndexSnapshot:
         columns = {name: table.column(name) for name in table.column_names}
         if resident:
             columns.update(self._resident.gather(self.dataset, table.column("_rowid").to_numpy(), resident))
-        return _as_rows(columns)
+        return _as_rows(columns, absent)
+
+    def _present(self, columns: Sequence[str]) -> tuple[list[str], list[str]]:
+        """``columns`` this version has, and those it lacks: a table written before a column was
+        added, opened read-only (a writable open adds it, ``LanceIndex.upgrade_layout``), answers
+        them as null."""
+        present = [c for c in columns if c in self._names]
+        return present, [c for c in columns if c not in self._names]
 
     def leg_columns(self, columns: Sequence[str]) -> list[str]:
         """The stored columns that hold ``columns`` (the span columns are one, ``live_span``)."""
@@ -129,6 +140,7 @@ class IndexSnapshot:
         ones when ``prewarm`` loaded them. From the files alone a row deleted in this version is
         left out; a row id of no fragment of it raises."""
         ids = np.asarray(row_ids, dtype=np.uint64)
+        columns, absent = self._present(columns)
         found: dict[str, Any] = {}
         if resident and self._resident is not None:
             found.update(self._resident.gather(self.dataset, ids, [c for c in columns if c in RESIDENT_COLUMNS]))
@@ -138,16 +150,18 @@ class IndexSnapshot:
         if rest:
             table = self.dataset._take_rows(ids.tolist(), columns=rest)
             found.update((name, table.column(name)) for name in table.column_names)
-        return _as_rows(found)
+        return _as_rows(found, absent)
 
-    def rows_where(self, where: str, columns: Sequence[str]) -> list[dict[str, Any]]:
-        table = self.dataset.to_table(columns=self.leg_columns(columns), filter=where)
-        return _as_rows({name: table.column(name) for name in table.column_names})
+    def rows_where(self, where: str, columns: Sequence[str], *, with_row_id: bool = False) -> list[dict[str, Any]]:
+        columns, absent = self._present(self.leg_columns(columns))
+        table = self.dataset.to_table(columns=columns, filter=where, with_row_id=with_row_id)
+        return _as_rows({name: table.column(name) for name in table.column_names}, absent)
 
 
-def _as_rows(columns: dict[str, Any]) -> list[dict[str, Any]]:
+def _as_rows(columns: dict[str, Any], absent: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Rows as dicts from Arrow columns of one length, ``live_span`` read back into the three
-    time columns (read column by column, which costs less than Arrow's row-wise ``to_pylist``)."""
+    time columns (read column by column, which costs less than Arrow's row-wise ``to_pylist``),
+    and None for each of the ``absent`` columns."""
     values: dict[str, list[Any]] = {}
     for name, array in columns.items():
         if name == "live_span":
@@ -161,7 +175,10 @@ def _as_rows(columns: dict[str, Any]) -> list[dict[str, Any]]:
         else:
             values[name] = array.to_pylist()
     names = list(values)
-    return [dict(zip(names, row)) for row in zip(*values.values())]
+    rows = [dict(zip(names, row)) for row in zip(*values.values())]
+    for row in rows if absent else ():
+        row.update((name, None) for name in absent)
+    return rows
 
 
 class SnapshotSource:

@@ -48,6 +48,8 @@ def schema(dim: int) -> pa.Schema:
             ("version", pa.int64()),
             ("reinforcement_count", pa.int64()),
             ("subject", text),
+            ("session", text),  # the run session that wrote the row (its provenance's)
+            ("confidence", pa.float64()),
             ("text", text),
             ("value_json", text),
             ("provenance_json", text),
@@ -93,6 +95,7 @@ _FROM_FIELD = {
         "version",
         "reinforcement_count",
         "subject",
+        "confidence",
         "value_json",
         *_TIMES,
     )
@@ -118,8 +121,8 @@ def rows_of_fields(
 ) -> pa.Table:
     """Index rows from one column per fact-version field (``field(name)``: id, fact_id, tenant,
     scope, owner_id, key, kind, memory_type, status, source_class, sensitivity, version,
-    reinforcement_count, subject, value_json, the five times as aware datetimes or None,
-    provenance and changed_by), the lexical ``texts`` and the vectors. ``namespace``: the one
+    reinforcement_count, subject, confidence, value_json, the five times as aware datetimes or
+    None, provenance and changed_by), the lexical ``texts`` and the vectors. ``namespace``: the one
     namespace every row is in, when the caller knows it (a batch), so it is named once."""
     n = len(texts)
     columns: dict[str, Sequence[Any]] = {name: field(source) for name, source in _FROM_FIELD.items()}
@@ -132,7 +135,9 @@ def rows_of_fields(
             for ns in zip(columns["tenant"], (getattr(s, "value", s) for s in columns["scope"]), columns["owner_id"])
         ]
     provenance_json = ProvenanceJson()
-    columns["provenance_json"] = list(map(provenance_json, field("provenance"), field("changed_by")))
+    provenances = field("provenance")
+    columns["provenance_json"] = list(map(provenance_json, provenances, field("changed_by")))
+    columns["session"] = [p.session for p in provenances]
     columns["text"] = texts
     return index_rows(columns, vectors, dim)
 

@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...retrieval.filters import LegFilter
-from .filters import render
+from .filters import fact_ids_in, render
 from .index import NPROBES, LanceIndex
 from .read import IndexSnapshot
 from .served import NOTHING_HIDDEN, Served
@@ -60,6 +60,15 @@ class LanceReader:
     ) -> list[dict[str, Any]]:
         rendered = self._where(where, full)
         return self._leg(lambda n, cols: self._snapshot.fts_search(text, rendered, n, cols), limit, columns)
+
+    def key_leg(self, fact_ids: Sequence[str], where: LegFilter, columns: Sequence[str]) -> list[dict[str, Any]]:
+        if not fact_ids:
+            return []
+        wanted = [*columns, "version_id"] if "version_id" not in columns else list(columns)
+        rows = self._snapshot.rows_where(
+            f"{self._where(where, False)} AND {fact_ids_in(fact_ids)}", wanted, with_row_id=True
+        )
+        return [r for r in rows if self._served.admits(r)]
 
     def complete(self, rows: Sequence[dict[str, Any]], columns: Sequence[str], *, latest: bool = False) -> None:
         self._index.hydrate(rows, columns, read_at=None if latest else self._snapshot)
