@@ -178,7 +178,7 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
         else:
             scores = np.array([per_leg[i][leg].score if leg in per_leg[i] else 0.0 for i in ids])
         terms[leg] = recipe.weight(leg) * (scores - scores.mean()) / (scores.std() + 1e-9)
-    spans = dates_in(request.query) if recipe.date_prior else []
+    spans = dates_in(request.query, request.as_of.date()) if recipe.date_prior else []
     if spans:
         when = [from_micros(rows[i]["observed_at"]) or from_micros(rows[i]["valid_at"]) for i in ids]
         terms["date_prior"] = np.array([recipe.date_prior * date_match(spans, w) for w in when])

@@ -7,9 +7,11 @@ candidates the legs already found; it never brings in a row no leg returned.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Sequence
+
+from .relative_dates import relative_spans
+from .spans import DateSpan, month_span
 
 MONTHS = {
     m: i + 1
@@ -29,15 +31,18 @@ BEFORE, AFTER = timedelta(days=7), timedelta(days=14)
 EXACT_DAY_BONUS = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class DateSpan:
-    kind: str  # day | month | year
-    start: date
-    end: date
+def dates_in(query: str, reference: date | None = None) -> list[DateSpan]:
+    """The dates a query names: explicit ones ('8 May, 2023', 'May 8, 2023', 'May 2023', 'in
+    2023'), and relative ones ('yesterday', 'last May', 'two weeks before 8 May, 2023',
+    ``retrieval.relative_dates``) counted from the last explicit day it names, else from
+    ``reference`` (the query's as_of; without one, relative dates are left out)."""
+    explicit = _explicit_dates(query)
+    days = [s.start for s in explicit if s.kind == "day"]
+    anchor = days[-1] if days else reference
+    return explicit + (relative_spans(query, anchor) if anchor is not None else [])
 
 
-def dates_in(query: str) -> list[DateSpan]:
-    """Explicit dates a query names: '8 May, 2023', 'May 8, 2023', 'May 2023', 'in 2023'."""
+def _explicit_dates(query: str) -> list[DateSpan]:
     spans: list[DateSpan] = []
     used: list[tuple[int, int]] = []
     for pattern, day_first in ((_DAY_MONTH_YEAR, True), (_MONTH_DAY_YEAR, False)):
@@ -55,9 +60,7 @@ def dates_in(query: str) -> list[DateSpan]:
     for m in _MONTH_YEAR.finditer(query):
         if any(a <= m.start() < b for a, b in used):
             continue
-        y, mo = int(m.group(2)), MONTHS[m.group(1).lower()]
-        last = date(y + (mo == 12), mo % 12 + 1, 1) - timedelta(days=1)
-        spans.append(DateSpan("month", date(y, mo, 1), last))
+        spans.append(month_span(int(m.group(2)), MONTHS[m.group(1).lower()]))
     if not spans:
         spans += [
             DateSpan("year", date(int(m.group(1)), 1, 1), date(int(m.group(1)), 12, 31)) for m in _YEAR.finditer(query)

@@ -1,0 +1,153 @@
+"""Relative dates in a query ("yesterday", "last May", "two weeks ago", "three days before
+8 May, 2023"), resolved against an anchor day into the spans the date prior matches rows against.
+
+Pure. The anchor is the date the query names explicitly when it names one ("last Friday on 23
+January, 2022": the Friday before that day), else the query's reference time (its ``as_of``).
+Calendar words take calendar units: "last week" is the Monday-to-Sunday week before the anchor's,
+"last month" the calendar month before it; a count of units ("two weeks ago") is a day give or
+take half a unit, so the date prior's own window around it does the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from typing import Callable
+
+from .spans import DateSpan, month_span
+
+WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday saturday sunday".split())}
+MONTH_NAMES = "january february march april may june july august september october november december".split()
+NUMBERS = {
+    w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split()) if i
+} | {"a": 1, "an": 1, "a couple of": 2, "a few": 3, "several": 3}
+_COUNT = r"(\d{1,3}|a couple of|a few|several|an?|" + "|".join(w for w in NUMBERS if " " not in w and len(w) > 2) + ")"
+_UNIT = r"(day|week|month|year)s?"
+
+_AGO = re.compile(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+(ago|before|earlier|after|later)\b", re.I)
+_WITHIN = re.compile(  # "in the last 3 weeks", not "the last week of August"
+    r"\b(?:in|over|during|within) the (?:last|past) (?:" + _COUNT + r"\s+)?" + _UNIT + r"\b(?!\s+of\b)", re.I
+)
+_LAST = re.compile(  # "last week", not "the last week of August"
+    r"(?<!the )\b(last|this|this past|previous)\s+(week|weekend|month|year|"
+    + "|".join(WEEKDAYS)
+    + "|"
+    + "|".join(MONTH_NAMES)
+    + r")\b",
+    re.I,
+)
+_WEEK_BEFORE = re.compile(r"\bthe (week|weekend|month|day) (before|after)\b", re.I)
+_DAY_WORDS = re.compile(r"\b(the day before yesterday|yesterday|today|tonight|this morning)\b", re.I)
+
+
+def _count(text: str | None) -> int:
+    if not text:
+        return 1
+    text = text.lower()
+    return int(text) if text.isdigit() else NUMBERS.get(text, 1)
+
+
+def _shift(anchor: date, n: int, unit: str) -> DateSpan:
+    """A day ``n`` units from ``anchor`` (negative: before), give or take half a unit."""
+    unit = unit.lower()
+    if unit == "day":
+        day = anchor + timedelta(days=n)
+        return DateSpan("day", day, day)
+    if unit == "week":
+        day = anchor + timedelta(weeks=n)
+        return DateSpan("week", day - timedelta(days=3), day + timedelta(days=3))
+    if unit == "month":
+        month = anchor.month - 1 + n
+        y, m = anchor.year + month // 12, month % 12 + 1
+        return month_span(y, m)
+    return DateSpan("year", date(anchor.year + n, 1, 1), date(anchor.year + n, 12, 31))
+
+
+def _week_of(day: date) -> tuple[date, date]:
+    start = day - timedelta(days=day.weekday())
+    return start, start + timedelta(days=6)
+
+
+def _last(word: str, what: str, anchor: date) -> DateSpan:
+    what, this = what.lower(), word.lower() == "this"
+    if what in ("week", "weekend"):
+        start, end = _week_of(anchor if this else anchor - timedelta(days=7))
+        if what == "weekend":
+            start = end - timedelta(days=1)
+        return DateSpan("week", start, end)
+    if what == "month":
+        return _shift(anchor, 0 if this else -1, "month")
+    if what == "year":
+        return _shift(anchor, 0 if this else -1, "year")
+    if what in WEEKDAYS:  # the latest such day strictly before the anchor
+        back = (anchor.weekday() - WEEKDAYS[what]) % 7 or 7
+        day = anchor - timedelta(days=back)
+        return DateSpan("day", day, day)
+    month = MONTH_NAMES.index(what) + 1  # the latest such month that ended before the anchor's
+    year = anchor.year if month < anchor.month else anchor.year - 1
+    if this and month <= anchor.month:
+        year = anchor.year
+    return month_span(year, month)
+
+
+def _before_after(what: str, direction: str, anchor: date) -> DateSpan:
+    sign = -1 if direction.lower() == "before" else 1
+    what = what.lower()
+    if what == "day":
+        return _shift(anchor, sign, "day")
+    if what == "month":
+        return _shift(anchor, sign, "month")
+    days = 7 if what == "week" else 3
+    a, b = (
+        (anchor - timedelta(days=days), anchor - timedelta(days=1))
+        if sign < 0
+        else (
+            anchor + timedelta(days=1),
+            anchor + timedelta(days=days),
+        )
+    )
+    return DateSpan("week", a, b)
+
+
+def _within(n: int, unit: str, anchor: date) -> DateSpan:
+    """From ``n`` units before ``anchor`` to it."""
+    unit = unit.lower()
+    if unit in ("day", "week"):
+        start = anchor - timedelta(days=n * (7 if unit == "week" else 1))
+    else:
+        start = _shift(anchor, -n, unit).start
+    return DateSpan("range", start, anchor)
+
+
+# In order: a phrase an earlier rule matched is not read again by a later one.
+_RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], date], DateSpan]], ...] = (
+    (
+        _DAY_WORDS,
+        lambda m, a: _shift(a, {"the day before yesterday": -2, "yesterday": -1}.get(m.group(1).lower(), 0), "day"),
+    ),
+    (
+        _AGO,
+        lambda m, a: _shift(
+            a, (1 if m.group(3).lower() in ("after", "later") else -1) * _count(m.group(1)), m.group(2)
+        ),
+    ),
+    (_WITHIN, lambda m, a: _within(_count(m.group(1)), m.group(2), a)),
+    (_LAST, lambda m, a: _last(m.group(1).split()[0], m.group(2), a)),
+    (_WEEK_BEFORE, lambda m, a: _before_after(m.group(1), m.group(2), a)),
+)
+
+
+def relative_spans(query: str, anchor: date) -> list[DateSpan]:
+    """The spans the relative dates of ``query`` name, counted from ``anchor``; each phrase once."""
+    spans: list[DateSpan] = []
+    used: list[tuple[int, int]] = []
+    for pattern, resolve in _RULES:
+        for m in pattern.finditer(query):
+            if any(a < m.end() and m.start() < b for a, b in used):
+                continue
+            try:
+                spans.append(resolve(m, anchor))
+            except (ValueError, OverflowError):  # past the calendar's ends
+                continue
+            used.append(m.span())
+    return spans

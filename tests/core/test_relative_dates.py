@@ -1,0 +1,84 @@
+"""Relative dates in a query resolve against the day the query names, else its as_of."""
+
+from datetime import date, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_core import Identity, Memory
+from memory_core.retrieval.priors import dates_in
+from memory_core.retrieval.relative_dates import relative_spans
+from tests.conftest import utc
+
+WED = date(2024, 5, 15)  # a Wednesday
+
+
+def spans(query, anchor=WED):
+    return [(s.kind, s.start, s.end) for s in relative_spans(query, anchor)]
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("what did I do yesterday?", [("day", date(2024, 5, 14), date(2024, 5, 14))]),
+        ("and the day before yesterday", [("day", date(2024, 5, 13), date(2024, 5, 13))]),
+        ("what happened last week", [("week", date(2024, 5, 6), date(2024, 5, 12))]),
+        ("plans for this week", [("week", date(2024, 5, 13), date(2024, 5, 19))]),
+        ("last weekend", [("week", date(2024, 5, 11), date(2024, 5, 12))]),
+        ("what did we buy last month", [("month", date(2024, 4, 1), date(2024, 4, 30))]),
+        ("a trip last year", [("year", date(2023, 1, 1), date(2023, 12, 31))]),
+        ("last Friday", [("day", date(2024, 5, 10), date(2024, 5, 10))]),
+        ("last Wednesday", [("day", date(2024, 5, 8), date(2024, 5, 8))]),  # never the anchor itself
+        ("last May", [("month", date(2023, 5, 1), date(2023, 5, 31))]),
+        ("last April", [("month", date(2024, 4, 1), date(2024, 4, 30))]),
+        ("three days ago", [("day", date(2024, 5, 12), date(2024, 5, 12))]),
+        ("two weeks ago", [("week", date(2024, 4, 28), date(2024, 5, 4))]),
+        ("a month ago", [("month", date(2024, 4, 1), date(2024, 4, 30))]),
+        ("4 years ago", [("year", date(2020, 1, 1), date(2020, 12, 31))]),
+        ("in the last 3 weeks", [("range", date(2024, 4, 24), WED)]),
+        ("the week before", [("week", date(2024, 5, 8), date(2024, 5, 14))]),
+        ("during the last week of August", []),  # a week of a month, not last week
+        ("what is her favourite colour?", []),
+    ],
+)
+def test_relative_phrases(query, expected):
+    assert spans(query) == expected
+
+
+def test_an_explicit_day_anchors_the_relative_phrase_and_stays_a_span_of_its_own():
+    named = dates_in("What puppy did she get two weeks before August 11, 2023?", reference=WED)
+    assert [(s.kind, s.start) for s in named] == [("day", date(2023, 8, 11)), ("week", date(2023, 7, 25))]
+    weekend = dates_in("What did Maria do last weekend before April 10, 2023?", reference=WED)
+    assert (weekend[1].start, weekend[1].end) == (date(2023, 4, 8), date(2023, 4, 9))
+    assert dates_in("what did I do yesterday?") == []  # no day to count from
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dates(min_value=date(1900, 1, 1), max_value=date(2200, 1, 1)),
+    st.integers(1, 99),
+    st.sampled_from(["day", "week", "month", "year"]),
+)
+def test_n_units_ago_holds_the_day_n_units_back(anchor, n, unit):
+    (span,) = relative_spans(f"{n} {unit}s ago", anchor)
+    assert span.start <= span.end
+    back = {"day": timedelta(days=n), "week": timedelta(weeks=n)}.get(unit)
+    if back is not None:
+        assert span.start <= anchor - back <= span.end
+    elif unit == "year":
+        assert span.start.year == anchor.year - n
+    else:
+        months = anchor.year * 12 + anchor.month - 1 - n
+        assert (span.start.year, span.start.month) == (months // 12, months % 12 + 1)
+
+
+def test_recall_counts_yesterday_from_its_as_of(tmp_path):
+    with Memory.open(tmp_path / "h", embedder="hashing") as memory:
+        tool = memory.for_run(Identity(tenant="t", user="u"))
+        tool.set("a", "went for a long swim in the lake", kind="note", valid_at=utc(2024, 5, 14))
+        tool.set("b", "went for a long swim in the lake", kind="note", valid_at=utc(2024, 3, 2))
+        result = tool.recall("where did I swim yesterday?", as_of=utc(2024, 5, 15, 12))
+        by_key = {h.key: h for h in result.hits}
+        assert by_key["a"].terms["date_prior"] > 0 == by_key["b"].terms["date_prior"]
+        assert result.hits[0].key == "a"
