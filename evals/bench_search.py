@@ -130,6 +130,9 @@ def synthetic_table(texts: list[str], vectors: np.ndarray, seed: int) -> tuple[p
         "version": np.ones(n, dtype=np.int64),
         "reinforcement_count": np.zeros(n, dtype=np.int64),
         "subject": pa.nulls(n, pa.string()),
+        # runs of 20 consecutive rows share a session, as the turns of a conversation do
+        "session": np.array([f"session-{i // 20}" for i in range(n)]),
+        "confidence": np.ones(n),
         "text": np.array(texts),
         "value_json": np.array([json.dumps(t) for t in texts]),
         "provenance_json": np.full(n, "{}"),

@@ -24,6 +24,7 @@ from memory_core.retrieval.recipes import DEFAULT_RECIPE
 from memory_core.write.conversation import CONTEXT_TURNS
 
 from .figures import saved_plot
+from .locomo_ablation import full_ranking
 from .metrics import bootstrap_ci, mcnemar_exact, recall_at_k
 
 KS = (5, 10, 25, 50)
@@ -48,6 +49,7 @@ class RunSpec:
     embedder: str
     recipe: str | None
     path: str = TUNED
+    ablate: bool = False  # read each question's whole ranking, for the report's ablation rows
 
     @property
     def recipe_label(self) -> str:
@@ -62,8 +64,11 @@ DEFAULT_SPECS = (
     RunSpec("hybrid(minilm)", "minilm", "hybrid_rrf"),
     RunSpec("best(static)", "static", "hybrid_zscore"),
     RunSpec("best(minilm)", "minilm", "hybrid_zscore"),
-    RunSpec("default(static)", "static", None, DOCUMENTED),
-    RunSpec("default(minilm)", "minilm", None, DOCUMENTED),
+    RunSpec("default(static)", "static", None, DOCUMENTED, ablate=True),
+    RunSpec("default(minilm)", "minilm", None, DOCUMENTED, ablate=True),
+    # the default before the session prior, through the same documented path
+    RunSpec("previous(static)", "static", "hybrid_zscore", DOCUMENTED),
+    RunSpec("previous(minilm)", "minilm", "hybrid_zscore", DOCUMENTED),
 )
 
 
@@ -180,8 +185,10 @@ def evaluate_spec(memory: Memory, conversations: Sequence[Conversation], spec: R
         for q in conv.questions:
             if not q.evidence:
                 continue
-            if spec.path == DOCUMENTED:
+            if spec.path == DOCUMENTED and spec.recipe is None:
                 found = tool.recall(q.question, k=k_max)
+            elif spec.path == DOCUMENTED:
+                found = tool.recall(q.question, k=k_max, recipe=spec.recipe)
             else:
                 found = tool.recall(q.question, k=k_max, recipe=spec.recipe, participants=conv.speakers)
             ranked = [h.key for h in found.hits]
@@ -196,6 +203,8 @@ def evaluate_spec(memory: Memory, conversations: Sequence[Conversation], spec: R
                 "scored": [[*f, float(h.key in wanted)] for h, f in zip(found.hits[:10], ranked_features(found.hits))],
             }
             row.update({f"r@{k}": recall_at_k(ranked, q.evidence, k) for k in KS})
+            if spec.ablate:  # kept in memory for the ablation rows, not written per question
+                row["ranking"] = full_ranking(tool, q.question, found)
             result.per_question.append(row)
     result.seconds = time.perf_counter() - started
     return result

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 from corpora.locomo import load_locomo, locate
 
 from .locomo import DEFAULT_SPECS, RunSpec, SpecResult, paired_tests, plot_recall, report_markdown, run_locomo
+from .locomo_ablation import ablation_markdown, ablation_rows
 from .locomo_calibration import calibration_markdown, fit_calibration, plot_reliability
 
 SPEC_NAMES = {s.name: s for s in DEFAULT_SPECS}
@@ -50,6 +51,7 @@ def evaluate(
     plot_recall(results, out_dir / "locomo_recall.png")
     fits = [f for f in (fit_calibration(r) for r in results) if f is not None]
     markdown = report_markdown(results, data_file, cleaning.to_dict(), "locomo_recall.png")
+    markdown += "\n".join(ablation_markdown(results)) + "\n"
     if fits:
         plot_reliability(fits, out_dir / "locomo_reliability.png")
         markdown += "\n".join(calibration_markdown(fits, "locomo_reliability.png")) + "\n"
@@ -67,6 +69,7 @@ def evaluate(
         "results": [r.summary() for r in results],
         "paired_tests_hits_at_10": paired_tests(results),
         "calibration": [f.summary() for f in fits],
+        "ablation": {r.spec.name: ablation_rows(r.per_question) for r in results if r.spec.ablate},
         "report": str(out_dir / "locomo_report.md"),
         "plot": str(out_dir / "locomo_recall.png"),
     }
@@ -74,5 +77,5 @@ def evaluate(
     with open(out_dir / "locomo_per_question.jsonl", "w") as fh:
         for r in results:
             for q in r.per_question:
-                fh.write(json.dumps({"run": r.spec.name, **q}) + "\n")
+                fh.write(json.dumps({"run": r.spec.name, **{k: v for k, v in q.items() if k != "ranking"}}) + "\n")
     return doc
