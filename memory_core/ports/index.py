@@ -156,9 +156,9 @@ class IndexReader(Protocol):
         self, text: str, where: LegFilter, limit: int, columns: Sequence[str], *, full: bool
     ) -> list[dict[str, Any]]: ...
 
-    def key_leg(self, fact_ids: Sequence[str], where: LegFilter, columns: Sequence[str]) -> list[dict[str, Any]]:
-        """The served rows of these facts under the narrow filter (the key-match leg: the store
-        named the facts whose key the query names)."""
+    def facts_leg(self, fact_ids: Sequence[str], where: LegFilter, columns: Sequence[str]) -> list[dict[str, Any]]:
+        """The served rows of these facts under the narrow filter (the key-match and graph legs:
+        the store named the facts, by their key or by the triples they state)."""
         ...
 
     def complete(self, rows: Sequence[dict[str, Any]], columns: Sequence[str], *, latest: bool = False) -> None:

@@ -46,6 +46,11 @@ class GraphStore(Protocol):
 
     def entity_types(self, namespace: Namespace, entity: str) -> list[str]: ...
 
+    def entity_names(self, namespace: Namespace) -> frozenset[str]:
+        """Every entity a triple of the namespace names, current or ended (what the graph leg
+        of a search may find in a query)."""
+        ...
+
     def counts(self) -> dict[str, int]: ...
 
 

@@ -23,7 +23,7 @@ from .calibration import LOW_CONFIDENCE, low_confidence
 from .filters import LegFilter
 from .fusion import rrf
 from .priors import date_match, dates_in, named_participants, without_participants
-from .recipes import KEY_HIT, Recipe
+from .recipes import KEY_HIT, RAW_LEGS, Recipe
 from .row_priors import asks_recent, correctness_terms, session_standing
 from .rows import LEG_COLUMNS
 from .types import Hit, LegScore, SearchRequest
@@ -115,7 +115,7 @@ def admissible_top(run: Leg, pool: int, k: int, admissible: Callable[[dict[str, 
 
 def leg_scores(leg: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The legs' own scores on their rows: cosine similarity from cosine distance, BM25 as given,
-    ``KEY_HIT`` for an exact key hit."""
+    ``KEY_HIT`` for an exact key hit, the hop's score for a graph hit (set as ``_score``)."""
     for row in rows:
         if leg == "vector":
             row["_leg_score"] = 1.0 - float(row["_distance"])
@@ -168,7 +168,7 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
     ids = sorted(rows)
     terms: dict[str, np.ndarray] = {}
     for leg in (name for name in legs if not name.startswith("_")):
-        if leg == "key":  # not standardised: weight × KEY_HIT on an exact key hit
+        if leg in RAW_LEGS:  # not standardised: weight × the leg's own score
             terms[leg] = recipe.weight(leg) * np.array(
                 [per_leg[i][leg].score if leg in per_leg[i] else 0.0 for i in ids]
             )
@@ -265,8 +265,10 @@ def verdict(query: str, hits: Sequence[Hit], recipe: Recipe, abstain_below: floa
     top = hits[0]
     if "key" in top.legs:  # the query names the top hit's key: found, however its words score
         return "ok"
-    strong = ("vector" in top.legs and top.legs["vector"].score >= recipe.min_cosine) or (
-        "bm25" in top.legs and top.legs["bm25"].score > recipe.min_bm25
+    strong = (
+        ("vector" in top.legs and top.legs["vector"].score >= recipe.min_cosine)
+        or ("bm25" in top.legs and top.legs["bm25"].score > recipe.min_bm25)
+        or "graph" in top.legs  # it states a triple about an entity the query names
     )
     if not strong:
         return "below_threshold"

@@ -8,11 +8,13 @@ from typing import Mapping
 
 from ..errors import InvalidInput
 
-LEGS = ("vector", "bm25", "key")
-# The key-match leg scores an exact key hit 1; score fusion adds weight × that, not a z-score (a
-# leg of one or two rows has no spread to standardise), so an exact hit outranks a strong match
-# on words or meaning alone.
+LEGS = ("vector", "bm25", "key", "graph")
+# The key-match leg scores an exact key hit 1, the graph leg a row stating a triple about an
+# entity the query names 1 (0.5 one hop further). Score fusion adds weight × that, not a z-score
+# (a leg of a few rows has no spread to standardise): an exact key hit outranks a strong match on
+# words or meaning alone, a graph hit lifts a row about the entity among near matches.
 KEY_HIT = 1.0
+RAW_LEGS = frozenset({"key", "graph"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
             # (docs/retrieval.md, "The default recipe").
             _recipe(
                 "hybrid_session",
-                ("vector", "bm25", "key"),
+                ("vector", "bm25", "key", "graph"),
                 {
                     "fusion": "zscore",
                     "pool": 200,
@@ -112,6 +114,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 vector=0.5,
                 bm25=0.5,
                 key=5.0,
+                graph=1.0,
             ),
         )
     }

@@ -1,19 +1,16 @@
 """recall and search: settle the request, run the legs on the index, and let the pipeline decide.
 
-The legs run side by side on one version of the index (its reader): the lexical leg on a worker,
-the vector leg on the calling thread once the query is embedded (before either leg competes with
-the embedding for the cores). Every decision on their rows is a pure function of
-``retrieval.pipeline``.
+The legs (``services.search_legs``) run side by side on one version of the index (its reader).
+Every decision on their rows is a pure function of ``retrieval.pipeline``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..errors import CursorMismatch, CursorNotFound, InvalidInput, TraceNotFound
 from ..identity import Namespace, Scope
@@ -21,18 +18,15 @@ from ..model import Kind
 from ..ports import Embedder, IndexReader, SearchIndex
 from ..retrieval.calibration import Calibration, Lead, lead_of
 from ..retrieval.filters import LegFilter
-from ..retrieval.keys import key_terms
 from ..retrieval.pipeline import (
     SERVED_SOURCES,
     Fused,
     Plan,
     RowCheck,
-    admissible_top,
     assemble,
     fuse,
     leg_check,
     leg_filter,
-    leg_scores,
     names_identifier,
     plan,
     row_check,
@@ -47,58 +41,7 @@ from ..retrieval.traces import SearchTrace
 from ..retrieval.types import Hit, SearchRequest, SearchResult
 from ..session import RunService
 from ..session.search_memo import KEPT_FOR, KeptSearch
-
-_LEG_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memcore-leg")
-
-
-def _timed(name: str, timings: dict[str, float], fn: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    started = time.perf_counter()
-    rows = fn()
-    timings[name] = (time.perf_counter() - started) * 1000
-    return rows
-
-
-def run_legs(
-    reader: IndexReader | None,
-    embedder: Embedder,
-    the_plan: Plan,
-    where: LegFilter,
-    timings: dict[str, float],
-    admissible: Callable[[dict[str, Any]], bool],
-    key_facts: Sequence[str] = (),
-) -> dict[str, Any]:
-    """Each leg's admissible rows, best first (and the query vector, which score fusion reads).
-    ``key_facts``: the facts whose key the query names (the key-match leg's rows)."""
-    out: dict[str, Any] = {}
-    found: dict[str, list[dict[str, Any]]] = {}
-    if reader is None:  # nothing was ever indexed
-        return {leg: [] for leg in the_plan.legs}
-    if "vector" in the_plan.legs:
-        started = time.perf_counter()
-        vector = embedder.embed([the_plan.vector_query])[0]
-        out["_query_vector"] = vector
-        timings["embed"] = (time.perf_counter() - started) * 1000
-    lexical = None
-    if "bm25" in the_plan.legs and the_plan.lexical_query:
-        columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
-        text_leg = lambda full, n: reader.text_leg(the_plan.lexical_query, where, n, columns, full=full)  # noqa: E731
-        lexical = _LEG_POOL.submit(
-            _timed, "bm25", timings, lambda: admissible_top(text_leg, the_plan.lexical_pool, the_plan.k, admissible)
-        )
-    if "vector" in the_plan.legs:
-        knn = lambda full, n: reader.vector_leg(vector, where, n, the_plan.columns, full=full)  # noqa: E731
-        found["vector"] = _timed("vector", timings, lambda: admissible_top(knn, the_plan.pool, the_plan.k, admissible))
-    if "key" in the_plan.legs and key_facts:
-        columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
-        found["key"] = _timed(
-            "key", timings, lambda: [r for r in reader.key_leg(key_facts, where, columns) if admissible(r)]
-        )
-    if lexical is not None:
-        found["bm25"] = lexical.result()
-    for leg in ("vector", "bm25", "key"):
-        if leg in the_plan.legs:
-            out[leg] = leg_scores(leg, found.get(leg, []))
-    return out
+from .search_legs import graph_facts_of, key_facts_of, run_legs
 
 
 def complete(
@@ -152,6 +95,7 @@ def run_search(
     calibration: Calibration | None = None,
     abstain_below: float | None = None,
     key_facts: Sequence[str] = (),
+    graph_facts: Mapping[str, float] | None = None,
 ) -> Searched:
     """One search of ``namespace`` on the index as it stands (the caller flushed what it queued).
     With a ``calibration`` each hit carries its P(relevant), and a top hit under ``abstain_below``
@@ -162,7 +106,7 @@ def run_search(
     reader = index.reader()
     where = leg_filter(namespace, request, now)
     in_time = time_check(where)
-    legs = run_legs(reader, embedder, the_plan, where, timings, leg_check(in_time), key_facts)
+    legs = run_legs(reader, embedder, the_plan, where, timings, leg_check(in_time), key_facts, graph_facts)
     fused = fuse(legs, recipe, request)
     for n, (row, _, _) in enumerate(fused):
         row["_pos"] = n  # where a page ends, whichever rows it completed
@@ -268,7 +212,8 @@ class SearchService(RunService):
         session.require_index().flush(settle=False)
         recipe = get_recipe(request.recipe)
         calibration = session.relevance_calibration(recipe.name)
-        key_facts = self._key_facts(namespace, recipe, request)
+        key_facts = key_facts_of(session, namespace, recipe, request.query)
+        graph_facts = graph_facts_of(session, namespace, recipe, request)
         searched = run_search(
             session.search_index,
             session.embedder,
@@ -279,6 +224,7 @@ class SearchService(RunService):
             calibration=calibration,
             abstain_below=_abstain_below(session.write_config(namespace.tenant).tenant.abstain_below, calibration),
             key_facts=key_facts,
+            graph_facts=graph_facts,
         )
         trace_id = session.new_id()
         result = dataclasses.replace(
@@ -298,14 +244,6 @@ class SearchService(RunService):
                 notes=result.notes + (f"{queued} extraction job(s) for this scope are still queued",),
             )
         return result
-
-    def _key_facts(self, namespace: Namespace, recipe: Recipe, request: SearchRequest) -> list[str]:
-        """The facts of ``namespace`` whose key is one the query names, exactly (the store's
-        cached states: a lookup per key-like word, no scan), for the key-match leg."""
-        if "key" not in recipe.legs:
-            return []
-        versions = self.session.versions
-        return [s.fact_id for term in key_terms(request.query) for s in versions.fact_states(namespace, term)]
 
     def _next_page(self, request: SearchRequest, namespace: Namespace, cursor: str, now: datetime) -> SearchResult:
         """The page a cursor points at, from the ranking its search kept: the search's own query,

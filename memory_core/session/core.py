@@ -49,6 +49,7 @@ from ..write.conversation import context_of
 from ..write.peers import PeerVectors
 from ..write.tenant_config import WriteConfig, config_from_stored
 from .conversations import Conversations
+from .entities import GraphEntities
 from .graph import follow_graph
 from .search_memo import SearchMemo
 
@@ -133,6 +134,7 @@ class Session:
         self.relevance: dict[tuple[str, str], Calibration] = {}
         self.llm: LLM | None = None  # what ``ask`` answers through (none: ``ask`` is refused)
         self.conversations = Conversations(self.versions.session_notes, self._session_notes_now, self.indexable)
+        self.entities = GraphEntities(self.graph.entity_names)
         # Members built on first use are built once, whichever thread asks first.
         self._building = threading.Lock()
 
@@ -276,6 +278,10 @@ class Session:
             if state.kind is Kind.NOTE and state.provenance.session is not None
         ]
 
+    def graph_entities(self, namespace: Namespace) -> frozenset[str]:
+        """The entity names of the namespace's graph (``session.entities``)."""
+        return self.entities.of(namespace, self.versions.locked)
+
     def speakers(self, namespace: Namespace) -> frozenset[str]:
         """Who speaks in the namespace's conversations: the subjects of the notes run sessions wrote."""
         return self.conversations.speakers(namespace, self.versions.locked)
@@ -315,6 +321,7 @@ class Session:
             elif write.new_rows is not None:
                 write.new_rows.done()
             self._keep_peers(rows, peer_vectors, write.new_rows)
+            self.entities.noted(graph)
             if write.staged is None:
                 self.conversations.noted(rows)
             else:  # a batch's fresh entries are columns: its sessions' tails are read anew
@@ -334,6 +341,7 @@ class Session:
         with self.versions.locked():
             self.versions.redact(rows, value_json, content_sha256, audit, requoted)
             self.conversations.forget()
+            self.entities.forget()
             self.searches.forget()  # a kept page or trace must never show what was redacted
             index = self.index
             if index is not None:

@@ -26,7 +26,8 @@ def test_the_default_recipe_is_pinned():
     assert DEFAULT_RECIPE == "hybrid_session"
     recipe = RECIPES[DEFAULT_RECIPE]
     assert (recipe.fusion, recipe.pool, recipe.exact_cosine) == ("zscore", 200, True)
-    assert dict(recipe.weights) == {"vector": 0.5, "bm25": 0.5, "key": 5.0} and recipe.legs == ("vector", "bm25", "key")
+    assert dict(recipe.weights) == {"vector": 0.5, "bm25": 0.5, "key": 5.0, "graph": 1.0}
+    assert recipe.legs == ("vector", "bm25", "key", "graph")
     assert (recipe.date_prior, recipe.subject_prior, recipe.session_prior, recipe.session_cap) == (2.0, 0.5, 0.45, 3.0)
     assert (recipe.confidence_prior, recipe.reinforcement_prior, recipe.source_prior, recipe.recency_prior) == (
         0.3,

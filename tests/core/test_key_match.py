@@ -38,7 +38,7 @@ def test_a_query_naming_a_key_finds_its_row_first(memory):
     top = result.hits[0]
     assert top.key == "deploy_window" and "key" in top.legs and result.verdict == "ok"
     assert top.terms["key"] == pytest.approx(RECIPES[DEFAULT_RECIPE].weight("key"))
-    assert result.recipe["legs"] == ["vector", "bm25", "key"]
+    assert result.recipe["legs"] == ["vector", "bm25", "key", "graph"]
     # without the leg the same query ranks the chatter above it
     plain = tool.recall("what is the deploy_window?", recipe="hybrid_zscore")
     assert all("key" not in h.legs for h in plain.hits)

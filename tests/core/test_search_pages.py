@@ -128,7 +128,7 @@ def test_a_trace_explains_the_result(memory):
     trace = tool.search_trace(result.trace_id).to_dict()
     assert trace["query"] == "apples orchard" and trace["verdict"] == result.verdict
     assert trace["recipe"]["name"] == result.recipe["name"]
-    assert trace["plan"]["legs"] == ["vector", "bm25", "key"] and trace["plan"]["k"] == 5
+    assert trace["plan"]["legs"] == ["vector", "bm25", "key", "graph"] and trace["plan"]["k"] == 5
     assert trace["filters"]["tenant"] == "acme" and trace["filters"]["scope"] == "user"
     assert trace["filters"]["kinds"] == ["fact", "note"]
     assert trace["hits"] == [h.fact_id for h in result.hits]

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any, Sequence
 
 from ...graph.follow import Link, LinkedObservation
-from ...graph.model import Observation
+from ...graph.model import DOCUMENTED_IN, Observation
 from ...graph.plan import GraphInputs, GraphWrite
 from ...identity import Namespace
 from .audit_ledger import AuditedTx
@@ -243,6 +243,14 @@ class DuckDBGraph:
             ):
                 links.setdefault(row[0], []).append(Link(*row))
         return [(o, links.get(o.triple_id, [])) for o in found]
+
+    def entity_names(self, namespace: Namespace) -> frozenset[str]:
+        rows = self._db.rows(
+            f"SELECT subject FROM graph_triples WHERE {NS_WHERE} "
+            f"UNION SELECT object FROM graph_triples WHERE {NS_WHERE} AND relation <> ?",  # a chunk is no entity
+            [*ns_params(namespace), *ns_params(namespace), DOCUMENTED_IN],
+        )
+        return frozenset(r[0] for r in rows)
 
     def entity_types(self, namespace: Namespace, entity: str) -> list[str]:
         rows = self._db.rows(

@@ -61,7 +61,7 @@ class LanceReader:
         rendered = self._where(where, full)
         return self._leg(lambda n, cols: self._snapshot.fts_search(text, rendered, n, cols), limit, columns)
 
-    def key_leg(self, fact_ids: Sequence[str], where: LegFilter, columns: Sequence[str]) -> list[dict[str, Any]]:
+    def facts_leg(self, fact_ids: Sequence[str], where: LegFilter, columns: Sequence[str]) -> list[dict[str, Any]]:
         if not fact_ids:
             return []
         wanted = [*columns, "version_id"] if "version_id" not in columns else list(columns)

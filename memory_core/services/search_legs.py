@@ -1,0 +1,113 @@
+"""The legs of one search: each runs on the index reader the search holds, and the key-match and
+graph legs first ask the store which facts they bring (``services.search`` runs them).
+
+The lexical leg runs on a worker, the vector leg on the calling thread once the query is embedded
+(before either leg competes with the embedding for the cores).
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Mapping, Sequence
+
+from ..identity import Namespace
+from ..ports import Embedder, IndexReader
+from ..retrieval.filters import LegFilter
+from ..retrieval.graph_leg import leg_facts, named_entities, neighbours
+from ..retrieval.keys import key_terms
+from ..retrieval.pipeline import Plan, admissible_top, leg_scores
+from ..retrieval.recipes import Recipe
+from ..retrieval.types import SearchRequest
+from ..session import Session
+
+_LEG_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memcore-leg")
+
+
+def _timed(name: str, timings: dict[str, float], fn: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    started = time.perf_counter()
+    rows = fn()
+    timings[name] = (time.perf_counter() - started) * 1000
+    return rows
+
+
+def run_legs(
+    reader: IndexReader | None,
+    embedder: Embedder,
+    the_plan: Plan,
+    where: LegFilter,
+    timings: dict[str, float],
+    admissible: Callable[[dict[str, Any]], bool],
+    key_facts: Sequence[str] = (),
+    graph_facts: Mapping[str, float] | None = None,
+) -> dict[str, Any]:
+    """Each leg's admissible rows, best first (and the query vector, which score fusion reads).
+    ``key_facts``: the facts whose key the query names (the key-match leg's rows);
+    ``graph_facts``: the facts stating triples about the entities it names, with their scores."""
+    out: dict[str, Any] = {}
+    found: dict[str, list[dict[str, Any]]] = {}
+    if reader is None:  # nothing was ever indexed
+        return {leg: [] for leg in the_plan.legs}
+    if "vector" in the_plan.legs:
+        started = time.perf_counter()
+        vector = embedder.embed([the_plan.vector_query])[0]
+        out["_query_vector"] = vector
+        timings["embed"] = (time.perf_counter() - started) * 1000
+    lexical = None
+    if "bm25" in the_plan.legs and the_plan.lexical_query:
+        columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
+        text_leg = lambda full, n: reader.text_leg(the_plan.lexical_query, where, n, columns, full=full)  # noqa: E731
+        lexical = _LEG_POOL.submit(
+            _timed, "bm25", timings, lambda: admissible_top(text_leg, the_plan.lexical_pool, the_plan.k, admissible)
+        )
+    if "vector" in the_plan.legs:
+        knn = lambda full, n: reader.vector_leg(vector, where, n, the_plan.columns, full=full)  # noqa: E731
+        found["vector"] = _timed("vector", timings, lambda: admissible_top(knn, the_plan.pool, the_plan.k, admissible))
+    columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
+    if "key" in the_plan.legs and key_facts:
+        found["key"] = _timed(
+            "key", timings, lambda: [r for r in reader.facts_leg(key_facts, where, columns) if admissible(r)]
+        )
+    if "graph" in the_plan.legs and graph_facts:
+        scores = graph_facts
+
+        def graph_leg() -> list[dict[str, Any]]:
+            rows = [r for r in reader.facts_leg(list(scores), where, columns) if admissible(r)]
+            for row in rows:
+                row["_score"] = scores[row["fact_id"]]
+            return sorted(rows, key=lambda r: (-r["_score"], r["fact_id"]))
+
+        found["graph"] = _timed("graph", timings, graph_leg)
+    if lexical is not None:
+        found["bm25"] = lexical.result()
+    for leg in ("vector", "bm25", "key", "graph"):
+        if leg in the_plan.legs:
+            out[leg] = leg_scores(leg, found.get(leg, []))
+    return out
+
+
+def key_facts_of(session: Session, namespace: Namespace, recipe: Recipe, query: str) -> list[str]:
+    """The facts of ``namespace`` whose key is one the query names, exactly (the store's
+    cached states: a lookup per key-like word, no scan), for the key-match leg."""
+    if "key" not in recipe.legs:
+        return []
+    versions = session.versions
+    return [s.fact_id for term in key_terms(query) for s in versions.fact_states(namespace, term)]
+
+
+def graph_facts_of(session: Session, namespace: Namespace, recipe: Recipe, request: SearchRequest) -> dict[str, float]:
+    """The facts stating current triples about the entities the query names (hop 1) and
+    about the entities those reach (hop 2), scored by hop, for the graph leg. A query that
+    names no entity of the scope's graph reads nothing (the names are held in memory)."""
+    if "graph" not in recipe.legs:
+        return {}
+    named = named_entities(request.query, session.graph_entities(namespace))
+    if not named:
+        return {}
+    graph, when = session.graph, request.as_of
+    first = graph.observations(namespace, named, when)
+    near = neighbours(named, [(o.subject, o.relation, o.object) for o, _ in first])
+    second = graph.observations(namespace, near, when) if near else []
+    return leg_facts(
+        {hop: [link.fact_id for _, links in found for link in links] for hop, found in ((1, first), (2, second))}
+    )
