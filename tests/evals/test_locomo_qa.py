@@ -60,19 +60,21 @@ def test_locomo_qa_answers_through_ask_and_reports_judge_f1_and_em(tmp_path, hom
     assert kitten["cited"] == ["D1:1"] and kitten["cites_evidence"]
     wrong = by_question["What did the kitten knock over?"]  # gold "basil", the model said "the sofa"
     assert not wrong["correct_strict"] and wrong["f1"] == 0.0
-    race = by_question["Which race was it?"]  # no word in common, and the hashing embedder: retrieval abstains
-    assert race["abstained"] and race["reason"] == "below_threshold" and not race["correct_strict"]
+    race = by_question["Which race did Ben run?"]  # found through its speaker's name (the subject)
+    assert not race["abstained"] and race["cited"] == ["D1:4"] and race["correct_strict"]
+    unknown = by_question["Who is unknown?"]  # nothing in the store answers it: retrieval abstains
+    assert unknown["abstained"] and unknown["reason"] == "below_threshold" and unknown["correct_strict"]
     summary = doc["summary"]
     assert summary["overall (1-4)"]["n"] == 4
-    assert summary["overall (1-4)"]["correct_strict"]["mean"] == 50.0  # 2 of 4 right
-    assert summary["overall (1-4)"]["abstained"]["mean"] == 25.0
+    assert summary["overall (1-4)"]["correct_strict"]["mean"] == 75.0  # 3 of 4 right
+    assert summary["overall (1-4)"]["abstained"]["mean"] == 0.0
     assert summary["5 adversarial"]["n"] == 1  # scored apart: right when ask abstains
     report = (out / "locomo_qa_report.md").read_text()
     assert STRICT_PROMPT in report and LENIENT_PROMPT in report
-    assert "| overall (1-4) | 4 | 50.0 [" in report and "judge (lenient)" in report
-    # An abstention is not judged (it is wrong); each given answer is judged twice (strict, lenient).
+    assert "| overall (1-4) | 4 | 75.0 [" in report and "judge (lenient)" in report
+    # An abstention is not judged; each given answer is judged twice (strict, lenient).
     judged = [r for r in scripted.requests if r["response_format"]["json_schema"]["name"] == "locomo_judgement"]
-    assert len(judged) == 2 * 3
+    assert len(judged) == 2 * 4
 
 
 def test_locomo_qa_needs_both_endpoints(tmp_path, home):
