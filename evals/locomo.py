@@ -204,7 +204,7 @@ def evaluate_spec(memory: Memory, conversations: Sequence[Conversation], spec: R
             }
             row.update({f"r@{k}": recall_at_k(ranked, q.evidence, k) for k in KS})
             if spec.ablate:  # kept in memory for the ablation rows, not written per question
-                row["ranking"] = full_ranking(tool, q.question, found)
+                row["ranking"] = full_ranking(tool, q.question, found, spec.recipe)
             result.per_question.append(row)
     result.seconds = time.perf_counter() - started
     return result

@@ -28,13 +28,16 @@ ABLATED_TERMS = (
 PAGE = 200
 
 
-def full_ranking(tool: Any, question: str, first: Any) -> list[tuple[str, float, dict[str, float]]]:
-    """(key, score, terms) of every fused candidate of the search whose first page is ``first``,
-    in ranking order, read page by page."""
+def full_ranking(
+    tool: Any, question: str, first: Any, recipe: str | None = None
+) -> list[tuple[str, float, dict[str, float]]]:
+    """(key, score, terms) of every fused candidate of the search whose first page is ``first``
+    (asked with ``recipe``, None: the default), in ranking order, read page by page."""
     ranking = [(h.key, h.score, dict(h.terms)) for h in first.hits]
     cursor = first.next_cursor
+    named = {} if recipe is None else {"recipe": recipe}
     while cursor is not None:
-        page = tool.recall(question, k=PAGE, cursor=cursor)
+        page = tool.recall(question, k=PAGE, cursor=cursor, **named)
         ranking += [(h.key, h.score, dict(h.terms)) for h in page.hits]
         cursor = page.next_cursor
     return ranking

@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from typing import Iterable, Mapping, Sequence
 
-from ..graph.model import DOCUMENTED_IN, entity_id
+from ..graph.model import DOCUMENTED_IN, OWNER_ENTITY, entity_id
 
 MAX_NGRAM = 3
 MAX_GRAPH_FACTS = 64  # rows the leg brings, nearest hop first
 HOP_SCORES = {1: 1.0, 2: 0.5}  # the leg's score of a row stating a triple at that hop
 _WORD = re.compile(r"[\w][\w'’.&-]*[\w]|[\w]")
+_POSSESSIVE = re.compile(r"['’]s$", re.I)  # "Ana's job" names ana
 # Words that are never an entity alone (a graph may hold "user", the profile's owner: a query's
 # "I" or "me" is not taken for it, which would make every first-person question a graph query).
 _NOT_ALONE = frozenset(
@@ -30,7 +31,7 @@ def named_entities(query: str, entities: frozenset[str]) -> list[str]:
     """The entities of ``entities`` that the query names, longest runs first, each once."""
     if not entities:
         return []
-    words = _WORD.findall(query)
+    words = [_POSSESSIVE.sub("", w) for w in _WORD.findall(query)]
     found: dict[str, None] = {}
     for size in range(MAX_NGRAM, 0, -1):
         for start in range(len(words) - size + 1):
@@ -38,7 +39,7 @@ def named_entities(query: str, entities: frozenset[str]) -> list[str]:
             if size == 1 and run[0].lower() in _NOT_ALONE:
                 continue
             name = entity_id(" ".join(run))
-            if name in entities:
+            if name in entities and name != OWNER_ENTITY:  # "I", "myself", "the user": not a graph query
                 found.setdefault(name)
     return list(found)
 

@@ -19,7 +19,7 @@ def key_terms(query: str) -> tuple[str, ...]:
     """The query's key candidates, each once, in the order they appear."""
     words = query.split()
     if len(words) == 1:
-        candidates = [words[0].strip(_EDGES)]
+        candidates = [words[0].strip(_EDGES).rstrip(".:")]
     else:
         candidates = [w.strip(_EDGES).rstrip(".:") for w in words]
         candidates = [w for w in candidates if _SEPARATED.search(w) or _mixed(w)]

@@ -60,7 +60,7 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
         pool=pool,
         lexical_query=text,
         vector_query=without_participants(text, request.participants),
-        columns=tuple(columns),
+        columns=tuple(dict.fromkeys(columns)),  # a column two priors read is read once
         lexical_vectors=recipe.fusion == "zscore" and "vector" in recipe.legs and recipe.exact_cosine,
         k=request.k,
         lexical_pool=max(recipe.lexical_pool or recipe.pool, request.k),

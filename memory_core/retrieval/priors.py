@@ -39,7 +39,7 @@ def dates_in(query: str, reference: date | None = None) -> list[DateSpan]:
     explicit = _explicit_dates(query)
     days = [s.start for s in explicit if s.kind == "day"]
     anchor = days[-1] if days else reference
-    return explicit + (relative_spans(query, anchor) if anchor is not None else [])
+    return explicit + (relative_spans(query, anchor, named_day=bool(days)) if anchor is not None else [])
 
 
 def _explicit_dates(query: str) -> list[DateSpan]:
@@ -60,7 +60,10 @@ def _explicit_dates(query: str) -> list[DateSpan]:
     for m in _MONTH_YEAR.finditer(query):
         if any(a <= m.start() < b for a, b in used):
             continue
-        spans.append(month_span(int(m.group(2)), MONTHS[m.group(1).lower()]))
+        try:
+            spans.append(month_span(int(m.group(2)), MONTHS[m.group(1).lower()]))
+        except ValueError:  # year 0, or past the calendar's end
+            continue
     if not spans:
         spans += [
             DateSpan("year", date(int(m.group(1)), 1, 1), date(int(m.group(1)), 12, 31)) for m in _YEAR.finditer(query)
@@ -75,11 +78,18 @@ def date_match(spans: Sequence[DateSpan], when: datetime | None) -> float:
     day = when.date()
     score = 0.0
     for span in spans:
-        if span.start - BEFORE <= day <= span.end + AFTER:
+        if _near(span, day):
             score = max(score, 1.0)
     if any(s.kind == "day" and s.start == day for s in spans):
         score += EXACT_DAY_BONUS
     return score
+
+
+def _near(span: DateSpan, day: date) -> bool:
+    """From a week before the span to two weeks after it (the window cut at the calendar's ends)."""
+    start = span.start - BEFORE if span.start > date.min + BEFORE else date.min
+    end = span.end + AFTER if span.end < date.max - AFTER else date.max
+    return start <= day <= end
 
 
 def _name_pattern(names: Sequence[str]) -> re.Pattern[str] | None:

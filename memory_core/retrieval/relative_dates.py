@@ -5,7 +5,9 @@ Pure. The anchor is the date the query names explicitly when it names one ("last
 January, 2022": the Friday before that day), else the query's reference time (its ``as_of``).
 Calendar words take calendar units: "last week" is the Monday-to-Sunday week before the anchor's,
 "last month" the calendar month before it; a count of units ("two weeks ago") is a day give or
-take half a unit, so the date prior's own window around it does the rest.
+take half a unit for days and weeks, the whole calendar month or year for months and years (the
+date prior's own window around it does the rest). A phrase counted from another moment ("two
+weeks before", "the day after") is read only when the query names the day it counts from.
 """
 
 from __future__ import annotations
@@ -83,11 +85,11 @@ def _last(word: str, what: str, anchor: date) -> DateSpan:
         back = (anchor.weekday() - WEEKDAYS[what]) % 7 or 7
         day = anchor - timedelta(days=back)
         return DateSpan("day", day, day)
-    month = MONTH_NAMES.index(what) + 1  # the latest such month that ended before the anchor's
-    year = anchor.year if month < anchor.month else anchor.year - 1
-    if this and month <= anchor.month:
-        year = anchor.year
-    return month_span(year, month)
+    month = MONTH_NAMES.index(what) + 1
+    if this:  # "this May": the anchor's year's
+        return month_span(anchor.year, month)
+    # the latest such month that ended before the anchor's
+    return month_span(anchor.year if month < anchor.month else anchor.year - 1, month)
 
 
 def _before_after(what: str, direction: str, anchor: date) -> DateSpan:
@@ -132,18 +134,46 @@ _RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], date], DateSpan]],
         ),
     ),
     (_WITHIN, lambda m, a: _within(_count(m.group(1)), m.group(2), a)),
-    (_LAST, lambda m, a: _last(m.group(1).split()[0], m.group(2), a)),
+    (_LAST, lambda m, a: _last(_which(m), m.group(2), a)),
     (_WEEK_BEFORE, lambda m, a: _before_after(m.group(1), m.group(2), a)),
 )
+# Phrases counted from another moment ("two weeks before", "the day after", "a week later"): read
+# only when the query names the day they count from, never from its as_of ("two weeks before the
+# wedding" names an event, which the planner does not resolve).
+_FROM_A_DAY = frozenset({"before", "after", "earlier", "later"})
+# Month names that are also words: "this may help", "this march".
+_AMBIGUOUS_MONTHS = frozenset({"may", "march"})
 
 
-def relative_spans(query: str, anchor: date) -> list[DateSpan]:
-    """The spans the relative dates of ``query`` name, counted from ``anchor``; each phrase once."""
+def _which(m: re.Match[str]) -> str:
+    """last | this, from "last", "previous", "this" or "this past" (which is "last")."""
+    word = " ".join(m.group(1).lower().split())
+    return "this" if word == "this" else "last"
+
+
+def _counted_from_a_day(pattern: re.Pattern[str], m: re.Match[str]) -> bool:
+    if pattern is _WEEK_BEFORE:
+        return True
+    return pattern is _AGO and m.group(3).lower() in _FROM_A_DAY
+
+
+def _a_word_not_a_month(pattern: re.Pattern[str], m: re.Match[str]) -> bool:
+    """ "this may" or "this march" in lower case: the verb, not the month."""
+    return pattern is _LAST and _which(m) == "this" and m.group(2) in _AMBIGUOUS_MONTHS
+
+
+def relative_spans(query: str, anchor: date, *, named_day: bool = True) -> list[DateSpan]:
+    """The spans the relative dates of ``query`` name, counted from ``anchor``; each phrase once.
+    ``named_day``: the anchor is a day the query names (else its as_of, from which a phrase
+    counted from another moment is not read)."""
     spans: list[DateSpan] = []
     used: list[tuple[int, int]] = []
     for pattern, resolve in _RULES:
         for m in pattern.finditer(query):
             if any(a < m.end() and m.start() < b for a, b in used):
+                continue
+            if (not named_day and _counted_from_a_day(pattern, m)) or _a_word_not_a_month(pattern, m):
+                used.append(m.span())
                 continue
             try:
                 spans.append(resolve(m, anchor))

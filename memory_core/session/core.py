@@ -313,6 +313,7 @@ class Session:
                 before_commit=write.before_commit,
                 staged=write.staged,
             )
+            self.entities.noted(graph)  # at once: what follows may raise, the graph rows stand
             index_vectors, peer_vectors = write.landed() if write.landed else (write.index_vectors, write.peer_vectors)
             if index is not None:
                 index.enqueue(rows, index_vectors, hold=write.new_rows is not None)
@@ -321,7 +322,6 @@ class Session:
             elif write.new_rows is not None:
                 write.new_rows.done()
             self._keep_peers(rows, peer_vectors, write.new_rows)
-            self.entities.noted(graph)
             if write.staged is None:
                 self.conversations.noted(rows)
             else:  # a batch's fresh entries are columns: its sessions' tails are read anew

@@ -15,6 +15,8 @@ def test_named_entities_are_runs_of_the_query_folded_as_names():
     assert named_entities("Who owns Checkout-API?", entities) == ["checkout-api"]
     assert named_entities("is team   Payments on call", entities) == ["team payments"]
     assert named_entities("where do I live", entities) == []  # "I" is never taken for the profile's owner
+    assert named_entities("what did I buy for myself, the user", entities) == []
+    assert named_entities("What is London's weather?", entities) == ["london"]  # a possessive names it
     assert named_entities("anything", frozenset()) == []
 
 

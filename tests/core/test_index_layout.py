@@ -73,6 +73,8 @@ def test_a_table_without_the_derived_column_is_searched_and_upgraded_on_a_writab
         assert [h.key for h in tool.recall("cat called Miso").hits] == ["pet"]
         assert tool.recall("walk along the river", recipe="bm25_only").hits == ()  # closed yesterday
         assert tool.recall("cat called Miso", recipe="hybrid_session").hits[0].terms.get("session_prior") is None
+        # a recency query names observed_at twice (date and recency priors); the key leg reads it too
+        assert [h.key for h in tool.recall("the latest on pet").hits][:1] == ["pet"]
         names = memory.projector.index.table.schema.names
         assert not {"live_span", "session", "confidence"} & set(names)  # read-only: left as it was
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
@@ -91,3 +93,11 @@ def test_a_table_without_the_derived_column_is_searched_and_upgraded_on_a_writab
         memory.projector.flush()
         _check_derived(index.table.to_arrow())
         assert tool.recall("black cat").hits[0].value == "a black cat called Miso"
+
+
+def test_an_unreadable_provenance_gives_no_session_and_never_stops_the_upgrade():
+    from memory_core.adapters.lance.layout import _session
+
+    assert _session('{"session": "s1"}') == "s1"
+    for bad in (None, "", "null", "[1, 2]", "{not json", '{"session": 3}'):
+        assert _session(bad) is None

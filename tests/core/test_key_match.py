@@ -13,6 +13,7 @@ def test_key_like_words():
     assert key_terms("compare svc.checkout and INC-4821, please") == ("svc.checkout", "INC-4821")
     assert key_terms("turn D1:3") == ("D1:3",)
     assert key_terms("pet") == ("pet",)  # one word: a key whatever it holds
+    assert key_terms("INC-4821.") == ("INC-4821",)
     assert key_terms("where did Ana go hiking") == ()
     assert key_terms("'quoted_key'") == ("quoted_key",)
     assert len(key_terms(" ".join(f"k_{i}" for i in range(20)))) == MAX_KEY_TERMS

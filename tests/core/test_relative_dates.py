@@ -39,6 +39,10 @@ def spans(query, anchor=WED):
         ("in the last 3 weeks", [("range", date(2024, 4, 24), WED)]),
         ("the week before", [("week", date(2024, 5, 8), date(2024, 5, 14))]),
         ("during the last week of August", []),  # a week of a month, not last week
+        ("this past weekend", [("week", date(2024, 5, 11), date(2024, 5, 12))]),  # the one gone by
+        ("plans for this December", [("month", date(2024, 12, 1), date(2024, 12, 31))]),
+        ("I hope this may help", []),  # the verb, not the month
+        ("what about this May", [("month", date(2024, 5, 1), date(2024, 5, 31))]),
         ("what is her favourite colour?", []),
     ],
 )
@@ -52,6 +56,21 @@ def test_an_explicit_day_anchors_the_relative_phrase_and_stays_a_span_of_its_own
     weekend = dates_in("What did Maria do last weekend before April 10, 2023?", reference=WED)
     assert (weekend[1].start, weekend[1].end) == (date(2023, 4, 8), date(2023, 4, 9))
     assert dates_in("what did I do yesterday?") == []  # no day to count from
+    # counted from an event, not from as_of: not read (the planner does not resolve events)
+    assert dates_in("what did we buy two weeks before the wedding?", reference=WED) == []
+    assert dates_in("and the day after the party?", reference=WED) == []
+    assert [s.kind for s in dates_in("three days ago", reference=WED)] == ["day"]
+
+
+@pytest.mark.parametrize(
+    "query", ["what did I do yesterday", "last week", "3 January, 0001", "May 0000", "December 9999"]
+)
+def test_dates_at_the_ends_of_the_calendar_never_raise(query):
+    from memory_core.retrieval.priors import date_match
+
+    for reference in (date(1, 1, 2), date(9999, 12, 30)):
+        for span in dates_in(query, reference=reference):
+            date_match([span], utc(2024, 1, 1))
 
 
 @settings(max_examples=300, deadline=None)

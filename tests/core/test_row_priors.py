@@ -137,3 +137,17 @@ def test_only_a_query_asking_for_the_latest_weighs_recency(memory):
     assert latest["old"].terms["recency_prior"] == 0.0
     plain = tool.recall("where did ana move, which flat")
     assert all("recency_prior" not in h.terms for h in plain.hits)
+
+
+def test_a_column_two_priors_read_is_asked_for_once():
+    from datetime import datetime, timezone
+
+    from memory_core.identity import Scope
+    from memory_core.model import Kind
+    from memory_core.retrieval.pipeline import plan
+    from memory_core.retrieval.types import SearchRequest
+
+    now = datetime(2024, 6, 1, tzinfo=timezone.utc)
+    request = SearchRequest("the latest plan", Scope.USER, 10, DEFAULT_RECIPE, frozenset({Kind.NOTE}), now)
+    columns = plan(request, RECIPE).columns  # the date and the recency priors both read observed_at
+    assert "observed_at" in columns and len(columns) == len(set(columns))

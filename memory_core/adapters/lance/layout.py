@@ -22,7 +22,14 @@ def missing_columns(names: Sequence[str]) -> list[str]:
 
 
 def _session(provenance_json: str | None) -> str | None:
-    return json.loads(provenance_json).get("session") if provenance_json else None
+    """The run session a row's provenance names; None for anything else (an unreadable
+    provenance must not stop a home from opening)."""
+    try:
+        provenance = json.loads(provenance_json) if provenance_json else None
+    except ValueError:
+        return None
+    session = provenance.get("session") if isinstance(provenance, dict) else None
+    return session if isinstance(session, str) else None
 
 
 def add_columns(dataset: Any, target: pa.Schema, added: Sequence[str]) -> None:

@@ -103,8 +103,8 @@ class IndexSnapshot:
         """``columns`` this version has, and those it lacks: a table written before a column was
         added, opened read-only (a writable open adds it, ``LanceIndex.upgrade_layout``), answers
         them as null."""
-        present = [c for c in columns if c in self._names]
-        return present, [c for c in columns if c not in self._names]
+        wanted = list(dict.fromkeys(columns))
+        return [c for c in wanted if c in self._names], [c for c in wanted if c not in self._names]
 
     def leg_columns(self, columns: Sequence[str]) -> list[str]:
         """The stored columns that hold ``columns`` (the span columns are one, ``live_span``)."""
