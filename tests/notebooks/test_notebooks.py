@@ -69,6 +69,8 @@ def test_exports_with_no_cell_error_and_renders_in_chromium(tmp_path, fixture_ho
     assert expected[0] in dom, "the page did not render (front end not loaded?)"
     assert "Traceback" not in dom and "marimo-error" not in dom
     png = screenshot(page, KEPT / f"{name}.png")
+    if png.stat().st_size <= 20_000:  # once, on a loaded host, chromium shot the page before painting it
+        png = screenshot(page, KEPT / f"{name}.png")
     assert png.stat().st_size > 20_000  # a rendered page, not a blank one
 
 
