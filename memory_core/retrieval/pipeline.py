@@ -23,8 +23,8 @@ from .calibration import LOW_CONFIDENCE, low_confidence
 from .filters import LegFilter
 from .fusion import rrf
 from .priors import date_match, dates_in, named_participants, without_participants
-from .recipes import KEY_HIT, RAW_LEGS, Recipe
-from .row_priors import asks_recent, correctness_terms, session_standing
+from .recipes import RAW_LEGS, Recipe
+from .row_priors import asks_recent, correctness_terms, session_standing, zscores
 from .rows import LEG_COLUMNS
 from .types import Hit, LegScore, SearchRequest
 
@@ -114,13 +114,10 @@ def admissible_top(run: Leg, pool: int, k: int, admissible: Callable[[dict[str, 
 
 
 def leg_scores(leg: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The legs' own scores on their rows: cosine similarity from cosine distance, BM25 as given,
-    ``KEY_HIT`` for an exact key hit, the hop's score for a graph hit (set as ``_score``)."""
+    """The legs' own scores on their rows: cosine similarity from cosine distance; as given for
+    BM25, and for the key and graph legs (the score the store's lookup gave each fact)."""
     for row in rows:
-        if leg == "vector":
-            row["_leg_score"] = 1.0 - float(row["_distance"])
-        else:
-            row["_leg_score"] = KEY_HIT if leg == "key" else float(row["_score"])
+        row["_leg_score"] = 1.0 - float(row["_distance"]) if leg == "vector" else float(row["_score"])
     return rows
 
 
@@ -168,16 +165,12 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
     ids = sorted(rows)
     terms: dict[str, np.ndarray] = {}
     for leg in (name for name in legs if not name.startswith("_")):
-        if leg in RAW_LEGS:  # not standardised: weight × the leg's own score
-            terms[leg] = recipe.weight(leg) * np.array(
-                [per_leg[i][leg].score if leg in per_leg[i] else 0.0 for i in ids]
-            )
-            continue
         if leg == "vector":
             scores = np.array([_cosine(per_leg[i], rows[i], legs) for i in ids])
         else:
             scores = np.array([per_leg[i][leg].score if leg in per_leg[i] else 0.0 for i in ids])
-        terms[leg] = recipe.weight(leg) * (scores - scores.mean()) / (scores.std() + 1e-9)
+        # the key and graph legs' scores are added as they are: a few rows have no spread to standardise
+        terms[leg] = recipe.weight(leg) * (scores if leg in RAW_LEGS else zscores(scores))
     spans = dates_in(request.query, request.as_of.date()) if recipe.date_prior else []
     if spans:
         when = [from_micros(rows[i]["observed_at"]) or from_micros(rows[i]["valid_at"]) for i in ids]

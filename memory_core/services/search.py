@@ -10,7 +10,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 from ..errors import CursorMismatch, CursorNotFound, InvalidInput, TraceNotFound
 from ..identity import Namespace, Scope
@@ -41,7 +41,7 @@ from ..retrieval.traces import SearchTrace
 from ..retrieval.types import Hit, SearchRequest, SearchResult
 from ..session import RunService
 from ..session.search_memo import KEPT_FOR, KeptSearch
-from .search_legs import graph_facts_of, key_facts_of, run_legs
+from .search_legs import fact_legs_of, run_legs
 
 
 def complete(
@@ -94,8 +94,7 @@ def run_search(
     *,
     calibration: Calibration | None = None,
     abstain_below: float | None = None,
-    key_facts: Sequence[str] = (),
-    graph_facts: Mapping[str, float] | None = None,
+    fact_legs: Mapping[str, Mapping[str, float]] | None = None,
 ) -> Searched:
     """One search of ``namespace`` on the index as it stands (the caller flushed what it queued).
     With a ``calibration`` each hit carries its P(relevant), and a top hit under ``abstain_below``
@@ -106,7 +105,7 @@ def run_search(
     reader = index.reader()
     where = leg_filter(namespace, request, now)
     in_time = time_check(where)
-    legs = run_legs(reader, embedder, the_plan, where, timings, leg_check(in_time), key_facts, graph_facts)
+    legs = run_legs(reader, embedder, the_plan, where, timings, leg_check(in_time), fact_legs)
     fused = fuse(legs, recipe, request)
     for n, (row, _, _) in enumerate(fused):
         row["_pos"] = n  # where a page ends, whichever rows it completed
@@ -212,8 +211,6 @@ class SearchService(RunService):
         session.require_index().flush(settle=False)
         recipe = get_recipe(request.recipe)
         calibration = session.relevance_calibration(recipe.name)
-        key_facts = key_facts_of(session, namespace, recipe, request.query)
-        graph_facts = graph_facts_of(session, namespace, recipe, request)
         searched = run_search(
             session.search_index,
             session.embedder,
@@ -223,8 +220,7 @@ class SearchService(RunService):
             session.clock.now(),
             calibration=calibration,
             abstain_below=_abstain_below(session.write_config(namespace.tenant).tenant.abstain_below, calibration),
-            key_facts=key_facts,
-            graph_facts=graph_facts,
+            fact_legs=fact_legs_of(session, namespace, recipe, request),
         )
         trace_id = session.new_id()
         result = dataclasses.replace(

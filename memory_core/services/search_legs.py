@@ -17,7 +17,7 @@ from ..retrieval.filters import LegFilter
 from ..retrieval.graph_leg import leg_facts, named_entities, neighbours
 from ..retrieval.keys import key_terms
 from ..retrieval.pipeline import Plan, admissible_top, leg_scores
-from ..retrieval.recipes import Recipe
+from ..retrieval.recipes import KEY_HIT, Recipe
 from ..retrieval.types import SearchRequest
 from ..session import Session
 
@@ -38,12 +38,10 @@ def run_legs(
     where: LegFilter,
     timings: dict[str, float],
     admissible: Callable[[dict[str, Any]], bool],
-    key_facts: Sequence[str] = (),
-    graph_facts: Mapping[str, float] | None = None,
+    fact_legs: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """Each leg's admissible rows, best first (and the query vector, which score fusion reads).
-    ``key_facts``: the facts whose key the query names (the key-match leg's rows);
-    ``graph_facts``: the facts stating triples about the entities it names, with their scores."""
+    ``fact_legs``: per leg the store names its facts for (key, graph), fact id -> the leg's score."""
     out: dict[str, Any] = {}
     found: dict[str, list[dict[str, Any]]] = {}
     if reader is None:  # nothing was ever indexed
@@ -54,8 +52,9 @@ def run_legs(
         out["_query_vector"] = vector
         timings["embed"] = (time.perf_counter() - started) * 1000
     lexical = None
+    # score fusion reads the cosine of a candidate the vector leg did not return from its vector
+    columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
     if "bm25" in the_plan.legs and the_plan.lexical_query:
-        columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
         text_leg = lambda full, n: reader.text_leg(the_plan.lexical_query, where, n, columns, full=full)  # noqa: E731
         lexical = _LEG_POOL.submit(
             _timed, "bm25", timings, lambda: admissible_top(text_leg, the_plan.lexical_pool, the_plan.k, admissible)
@@ -63,21 +62,9 @@ def run_legs(
     if "vector" in the_plan.legs:
         knn = lambda full, n: reader.vector_leg(vector, where, n, the_plan.columns, full=full)  # noqa: E731
         found["vector"] = _timed("vector", timings, lambda: admissible_top(knn, the_plan.pool, the_plan.k, admissible))
-    columns = [*the_plan.columns, "vector"] if the_plan.lexical_vectors else the_plan.columns
-    if "key" in the_plan.legs and key_facts:
-        found["key"] = _timed(
-            "key", timings, lambda: [r for r in reader.facts_leg(key_facts, where, columns) if admissible(r)]
-        )
-    if "graph" in the_plan.legs and graph_facts:
-        scores = graph_facts
-
-        def graph_leg() -> list[dict[str, Any]]:
-            rows = [r for r in reader.facts_leg(list(scores), where, columns) if admissible(r)]
-            for row in rows:
-                row["_score"] = scores[row["fact_id"]]
-            return sorted(rows, key=lambda r: (-r["_score"], r["fact_id"]))
-
-        found["graph"] = _timed("graph", timings, graph_leg)
+    for leg, scores in (fact_legs or {}).items():
+        if leg in the_plan.legs and scores:
+            found[leg] = _timed(leg, timings, lambda s=scores: _facts_leg(reader, s, where, columns, admissible))
     if lexical is not None:
         found["bm25"] = lexical.result()
     for leg in ("vector", "bm25", "key", "graph"):
@@ -86,13 +73,37 @@ def run_legs(
     return out
 
 
-def key_facts_of(session: Session, namespace: Namespace, recipe: Recipe, query: str) -> list[str]:
-    """The facts of ``namespace`` whose key is one the query names, exactly (the store's
-    cached states: a lookup per key-like word, no scan), for the key-match leg."""
+def _facts_leg(
+    reader: IndexReader,
+    scores: Mapping[str, float],
+    where: LegFilter,
+    columns: Sequence[str],
+    admissible: Callable[[dict[str, Any]], bool],
+) -> list[dict[str, Any]]:
+    """The admissible index rows of the facts ``scores`` names, each with its score, best first."""
+    rows = [r for r in reader.facts_leg(list(scores), where, columns) if admissible(r)]
+    for row in rows:
+        row["_score"] = scores[row["fact_id"]]
+    return sorted(rows, key=lambda r: (-r["_score"], r["fact_id"]))
+
+
+def fact_legs_of(
+    session: Session, namespace: Namespace, recipe: Recipe, request: SearchRequest
+) -> dict[str, dict[str, float]]:
+    """The facts the store names for the recipe's key and graph legs, each with its leg score."""
+    return {
+        "key": key_facts_of(session, namespace, recipe, request.query),
+        "graph": graph_facts_of(session, namespace, recipe, request),
+    }
+
+
+def key_facts_of(session: Session, namespace: Namespace, recipe: Recipe, query: str) -> dict[str, float]:
+    """The facts of ``namespace`` whose key is one the query names, exactly, each ``KEY_HIT``
+    (the store's cached states: a lookup per key-like word once the scope is loaded)."""
     if "key" not in recipe.legs:
-        return []
+        return {}
     versions = session.versions
-    return [s.fact_id for term in key_terms(query) for s in versions.fact_states(namespace, term)]
+    return {s.fact_id: KEY_HIT for term in key_terms(query) for s in versions.fact_states(namespace, term)}
 
 
 def graph_facts_of(session: Session, namespace: Namespace, recipe: Recipe, request: SearchRequest) -> dict[str, float]:

@@ -3,7 +3,7 @@ current triples (and, at half the score, its neighbours'), within the one scope 
 
 import pytest
 
-from memory_core import Identity, Memory
+from memory_core import Identity
 from memory_core.retrieval.graph_leg import MAX_GRAPH_FACTS, leg_facts, named_entities, neighbours
 from memory_core.retrieval.recipes import DEFAULT_RECIPE, RECIPES
 
@@ -29,19 +29,13 @@ def test_neighbours_and_scores_by_hop():
     assert len(leg_facts({1: [f"f{i}" for i in range(200)]})) == MAX_GRAPH_FACTS
 
 
-@pytest.fixture
-def memory(home, clock):
-    with Memory.open(home, clock=clock, embedder="hashing") as m:
-        yield m
-
-
 def _tool(memory, user="ana"):
     return memory.for_run(Identity(tenant="acme", user=user, agent="helper"))
 
 
 @pytest.mark.faces
-def test_a_query_naming_an_entity_brings_its_triples_rows_and_its_neighbours(memory):
-    tool = _tool(memory)
+def test_a_query_naming_an_entity_brings_its_triples_rows_and_its_neighbours(indexed_memory):
+    tool = _tool(indexed_memory)
     tool.set("svc", "the service belongs to a small group", relations=[["checkout-api", "owned by", "team payments"]])
     tool.set("lead", "she runs that group", relations=[["ana", "leads", "team payments"]])
     tool.set("noise", "lunch was soup again")
@@ -54,9 +48,11 @@ def test_a_query_naming_an_entity_brings_its_triples_rows_and_its_neighbours(mem
 
 
 @pytest.mark.faces
-def test_the_graph_leg_reads_one_scope_and_current_triples_only(memory):
-    _tool(memory, "ben").set("theirs", "a note of ben's", relations=[["checkout-api", "owned by", "team growth"]])
-    ana = _tool(memory)
+def test_the_graph_leg_reads_one_scope_and_current_triples_only(indexed_memory):
+    _tool(indexed_memory, "ben").set(
+        "theirs", "a note of ben's", relations=[["checkout-api", "owned by", "team growth"]]
+    )
+    ana = _tool(indexed_memory)
     assert all("graph" not in h.legs for h in ana.recall("who owns checkout-api").hits)
     ana.set("svc", "the service belongs to a small group", relations=[["checkout-api", "owned by", "team payments"]])
     assert any("graph" in h.legs for h in ana.recall("who owns checkout-api").hits)  # a new entity is seen

@@ -3,7 +3,7 @@ it reads, and only while the index serves it."""
 
 import pytest
 
-from memory_core import Identity, Memory
+from memory_core import Identity
 from memory_core.retrieval.keys import MAX_KEY_TERMS, key_terms
 from memory_core.retrieval.recipes import DEFAULT_RECIPE, RECIPES
 
@@ -19,19 +19,13 @@ def test_key_like_words():
     assert len(key_terms(" ".join(f"k_{i}" for i in range(20)))) == MAX_KEY_TERMS
 
 
-@pytest.fixture
-def memory(home, clock):
-    with Memory.open(home, clock=clock, embedder="hashing") as m:
-        yield m
-
-
 def _tool(memory, user="ana"):
     return memory.for_run(Identity(tenant="acme", user=user, agent="helper"))
 
 
 @pytest.mark.faces
-def test_a_query_naming_a_key_finds_its_row_first(memory):
-    tool = _tool(memory)
+def test_a_query_naming_a_key_finds_its_row_first(indexed_memory):
+    tool = _tool(indexed_memory)
     tool.set("deploy_window", "Tuesday at noon")
     for n in range(5):
         tool.set(f"chat{n}", f"the deploy window deploy window talk number {n}", kind="note")
@@ -46,9 +40,9 @@ def test_a_query_naming_a_key_finds_its_row_first(memory):
 
 
 @pytest.mark.faces
-def test_a_key_of_another_user_or_a_deleted_key_is_never_matched(memory):
-    _tool(memory, "ben").set("secret_plan", "move to Lisbon in spring")
-    ana = _tool(memory)
+def test_a_key_of_another_user_or_a_deleted_key_is_never_matched(indexed_memory):
+    _tool(indexed_memory, "ben").set("secret_plan", "move to Lisbon in spring")
+    ana = _tool(indexed_memory)
     ana.set("old_plan", "stay in Leeds")
     assert all(h.key != "secret_plan" for h in ana.recall("secret_plan").hits)
     ana.delete("old_plan")

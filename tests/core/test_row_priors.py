@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core import Identity, Memory
+from memory_core import Identity
 from memory_core.retrieval.recipes import DEFAULT_RECIPE, RECIPES
 from memory_core.retrieval.row_priors import (
     REINFORCEMENT_SATURATES,
@@ -87,16 +87,10 @@ def test_the_correctness_group_stays_within_its_cap_and_each_term_keeps_its_sign
     assert ("recency_prior" in terms) <= asks_recent(query)
 
 
-@pytest.fixture
-def memory(home, clock):
-    with Memory.open(home, clock=clock, embedder="hashing") as m:
-        yield m
-
-
 @pytest.mark.faces
-def test_a_turn_in_the_session_of_the_best_match_ranks_first_and_says_why(memory):
+def test_a_turn_in_the_session_of_the_best_match_ranks_first_and_says_why(indexed_memory):
     def tool(session):
-        return memory.for_run(Identity(tenant="acme", user="ana", agent="helper", session=session))
+        return indexed_memory.for_run(Identity(tenant="acme", user="ana", agent="helper", session=session))
 
     tool("trip").set("t1", "we rented a cabin by the lake for the trip", kind="note", subject="Ana")
     tool("trip").set("t2", "the lake was cold but the cabin had a stove", kind="note", subject="Ben")
@@ -113,8 +107,8 @@ def test_a_turn_in_the_session_of_the_best_match_ranks_first_and_says_why(memory
 
 
 @pytest.mark.faces
-def test_a_doubtful_or_imported_row_pays_a_bounded_term(memory):
-    tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
+def test_a_doubtful_or_imported_row_pays_a_bounded_term(indexed_memory):
+    tool = indexed_memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
     tool.set("stated", "the deploy window is Tuesday at noon", kind="note")
     tool.set("doubt", "the deploy window is Tuesday at noon", kind="note", confidence=0.2)
     tool.set("copied", "the deploy window is Tuesday at noon", kind="note", source_class="external")
@@ -128,8 +122,8 @@ def test_a_doubtful_or_imported_row_pays_a_bounded_term(memory):
 
 
 @pytest.mark.faces
-def test_only_a_query_asking_for_the_latest_weighs_recency(memory):
-    tool = memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
+def test_only_a_query_asking_for_the_latest_weighs_recency(indexed_memory):
+    tool = indexed_memory.for_run(Identity(tenant="acme", user="ana", agent="helper"))
     tool.set("old", "ana moved to a flat in Leeds", kind="note", valid_at=utc(2023, 1, 1))
     tool.set("new", "ana moved to a flat in Leeds", kind="note", valid_at=utc(2024, 1, 1))
     latest = {h.key: h for h in tool.recall("where did ana move most recently, which flat").hits}

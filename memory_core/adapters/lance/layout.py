@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
+import lance
 import pyarrow as pa
 
 from .read import SPAN_COLUMNS, live_spans
@@ -34,8 +35,6 @@ def _session(provenance_json: str | None) -> str | None:
 
 def add_columns(dataset: Any, target: pa.Schema, added: Sequence[str]) -> None:
     """Add ``added`` (names of ``LATER_COLUMNS``) to the Lance ``dataset``, typed as ``target``."""
-    import lance
-
     output = pa.schema([target.field(c) for c in added])
 
     def derive(batch: pa.RecordBatch) -> pa.RecordBatch:
