@@ -21,6 +21,7 @@ from .errors import InvalidInput
 
 MAX_CHUNK_CHARS = 1200
 DOC_PREFIX = "doc:"
+CHUNK_TYPE = "document_chunk"  # the memory type of a document's chunk rows
 ENTITY_FIELDS = ("subject", "entity_type", "fact_class")
 MAX_DOC_KEY = 200
 
@@ -42,6 +43,13 @@ def doc_row_key(doc_key: str) -> str:
 
 def chunk_key(doc_key: str, index: int) -> str:
     return f"{DOC_PREFIX}{doc_key}#{index:04d}"
+
+
+def document_of(chunk: str) -> str | None:
+    """The document key of a chunk key (``doc:runbook#0003`` -> ``runbook``); None for any other key."""
+    if not chunk.startswith(DOC_PREFIX) or "#" not in chunk:
+        return None
+    return chunk[len(DOC_PREFIX) :].rpartition("#")[0] or None
 
 
 def validate_doc_key(doc_key: Any) -> str:

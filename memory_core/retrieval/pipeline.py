@@ -54,6 +54,8 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
     if recipe.subject_prior:
         columns.append("subject")
     columns += _prior_columns(recipe, text)
+    if Kind.DOCUMENT in request.sources:  # a chunk candidate is folded to its document
+        columns.append("memory_type")
     # Names stay in the lexical query (they match a row's subject) and leave the semantic one.
     return Plan(
         legs=recipe.legs,
@@ -294,6 +296,8 @@ def to_hit(row: Mapping[str, Any], score: float, legs: dict[str, LegScore]) -> H
         text=row["text"],
         terms=row.get("_terms", {}),
         subject=row.get("subject") or None,
+        document=row.get("_document"),
+        document_chunks=row.get("_document_chunks", 0),
     )
 
 

@@ -52,6 +52,10 @@ class Hit:
     terms: dict[str, float] = field(default_factory=dict)  # what each leg and prior added to score
     p_relevant: float | None = None  # calibrated chance it answers the query (None: no calibration)
     subject: str | None = None  # who or what the row is about (a conversation turn's speaker)
+    # A document's chunk answers for its document (``retrieval.chunks``): the document's key, and
+    # how many of its chunks the search matched, this best one included
+    document: str | None = None
+    document_chunks: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +76,8 @@ class Hit:
             "terms": {name: round(value, 6) for name, value in self.terms.items()},
             "p_relevant": None if self.p_relevant is None else round(self.p_relevant, 6),
             "subject": self.subject,
+            "document": self.document,
+            "document_chunks": self.document_chunks,
         }
 
 

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from ..audit import audit_entry
 from ..documents import (
+    CHUNK_TYPE,
     DOC_PREFIX,
     Document,
     DocumentSummary,
@@ -94,7 +95,7 @@ class DocumentsService(RunService):
             {
                 "key": chunk_key(doc_key, c.index),
                 "value": c.text,
-                "memory_type": "document_chunk",
+                "memory_type": CHUNK_TYPE,
                 "subject": str(meta["subject"]) if is_entity(meta) else None,
                 "relations": _entity_links(meta, chunk_key(doc_key, c.index)),
                 "context": " > ".join([title, *c.heading_path]),

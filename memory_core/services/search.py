@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Iterable, Mapping
 
+from ..documents import CHUNK_TYPE, document_of
 from ..errors import CursorMismatch, CursorNotFound, InvalidInput, TraceNotFound
 from ..identity import Namespace, Scope
 from ..model import Kind
 from ..ports import Embedder, IndexReader, SearchIndex
 from ..retrieval.calibration import Calibration, Lead, lead_of
+from ..retrieval.chunks import fold_chunks
 from ..retrieval.filters import LegFilter
 from ..retrieval.pipeline import (
     SERVED_SOURCES,
@@ -58,6 +60,17 @@ def complete(
         reader.complete([row for row, _, _ in batch], HIT_COLUMNS, latest=latest)
         kept.extend(item for item in batch if not item[0].get("_gone") and admissible(item[0]))
     return kept
+
+
+def fold_documents(reader: IndexReader | None, fused: Fused) -> Fused:
+    """The ranking with each document answered once, by its best chunk (``retrieval.chunks``):
+    the chunk candidates' keys, read for them alone, name their documents."""
+    chunks = [row for row, _, _ in fused if row.get("memory_type") == CHUNK_TYPE]
+    if reader is None or not chunks:
+        return fused
+    reader.complete(chunks, ("key",))
+    documents = {row["fact_id"]: document_of(row["key"]) for row in chunks if not row.get("_gone")}
+    return fold_chunks(fused, {fid: doc for fid, doc in documents.items() if doc is not None})
 
 
 def ranking_lead(fused: Fused) -> Lead:
@@ -107,6 +120,8 @@ def run_search(
     in_time = time_check(where)
     legs = run_legs(reader, embedder, the_plan, where, timings, leg_check(in_time), fact_legs)
     fused = fuse(legs, recipe, request)
+    if Kind.DOCUMENT in request.sources:
+        fused = fold_documents(reader, fused)
     for n, (row, _, _) in enumerate(fused):
         row["_pos"] = n  # where a page ends, whichever rows it completed
     # The legs returned a few columns; complete the rows the answer shows. The verdict reads only

@@ -128,3 +128,27 @@ def test_documents_never_cross_scopes(docs_memory, tool):
     bea = docs_memory.for_run(Identity(tenant="acme", user="bea"))
     assert bea.doc_get("private") is None and bea.doc_list() == []
     assert bea.search("only ana sees this", sources=["document"]).hits == ()
+
+
+def test_a_document_is_answered_once_by_its_best_chunk_on_every_page(tool):
+    # Every chunk of "deploy" names the canary; another document and a note name it once each.
+    body = "".join(f"# Step {n}\n\nthe canary deploy step {n} waits for the canary\n\n" for n in range(6))
+    tool.doc_put("deploy", body)
+    tool.doc_put("incident", "# Incident\n\nthe canary failed once\n")
+    tool.set("canary_owner", "the canary belongs to the platform team", kind="note")
+    first = tool.search("canary deploy step", k=2)
+    pages, cursor = [first], first.next_cursor
+    while cursor is not None:
+        page = tool.search("canary deploy step", k=2, cursor=cursor)
+        pages.append(page)
+        cursor = page.next_cursor
+    hits = [h for page in pages for h in page.hits]
+    keys = [h.key for h in hits]
+    assert len(keys) == len(set(keys))
+    chunks = [h for h in hits if h.document is not None]
+    assert sorted(h.document for h in chunks) == ["deploy", "incident"]  # each document once
+    deploy = next(h for h in chunks if h.document == "deploy")
+    assert deploy.key.startswith("doc:deploy#") and deploy.document_chunks == 6
+    assert keys.index(deploy.key) == 0  # its best chunk ranks where that chunk ranked
+    assert "canary_owner" in keys  # the note is not crowded out
+    assert all(h.document is None and h.document_chunks == 0 for h in hits if h.kind.value != "document")
