@@ -1,4 +1,4 @@
-"""Ablation rows for the LoCoMo report: what each prior of the default recipe adds.
+"""Ablation rows for the LoCoMo report: what each leg and prior of the default recipe adds.
 
 A run that ablates reads, per question, the whole fused ranking through the documented paging API
 (the first page as every run asks it, then ``next_cursor`` until the ranking is spent), each hit
@@ -6,7 +6,9 @@ with the terms its score is the sum of. Removing one term and re-sorting that ra
 exactly the ranking the recipe would give without it for every prior added after the legs'
 z-scores — with one approximation, stated in the report: the session prior is computed from the
 score that the date and participant priors are part of, so removing those two re-sorts with the
-session prior as it was.
+session prior as it was. The key-match and graph legs are rows too: their raw scores are terms
+like the priors', and a candidate that only such a leg brought stays in the re-sorted ranking with
+its other terms (without the leg it would not be a candidate at all; it ranks no higher for that).
 """
 
 from __future__ import annotations
@@ -15,8 +17,10 @@ from typing import Any, Sequence
 
 from .metrics import mcnemar_exact, recall_at_k
 
-# The priors an ablation row removes, in the order the report lists them.
+# The legs and priors an ablation row removes, in the order the report lists them.
 ABLATED_TERMS = (
+    "key",
+    "graph",
     "session_prior",
     "date_prior",
     "subject_prior",
@@ -90,10 +94,11 @@ def ablation_markdown(results: Sequence[Any]) -> list[str]:
         if not lines:
             lines += [
                 "",
-                "## Ablation: what each prior of the default recipe adds",
+                "## Ablation: what each leg and prior of the default recipe adds",
                 "",
                 "Each row re-sorts every question's whole fused ranking (read through `next_cursor`) with one "
-                "prior's term taken out of every candidate's score. *questions touched*: questions where some "
+                "leg's or prior's term taken out of every candidate's score (the key-match and graph legs add "
+                "raw scores, so they are terms too). *questions touched*: questions where some "
                 "candidate had the term non-zero. McNemar's exact test on hits@10 against the recipe as it runs. "
                 "Exact for every prior but two: the session prior is computed from a score the date and "
                 "participant priors are part of, so their rows keep the session prior as it was.",

@@ -79,6 +79,11 @@ class VersionLog(Protocol):
 
     def keys(self, namespace: Namespace) -> list[str]: ...
 
+    def keys_under(self, namespace: Namespace, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` keys of ``namespace`` that begin with ``prefix``, in order (a key stays
+        listed once deleted: its facts' states say so)."""
+        ...
+
     def fact_state(self, namespace: Namespace, key: str, fact_id: str) -> FactVersion | None: ...
 
     def fact_states(self, namespace: Namespace, key: str, known_at: datetime | None = None) -> list[FactVersion]:

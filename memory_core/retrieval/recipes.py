@@ -9,11 +9,12 @@ from typing import Mapping
 from ..errors import InvalidInput
 
 LEGS = ("vector", "bm25", "key", "graph")
-# The key-match leg scores an exact key hit 1, the graph leg a row stating a triple about an
+# The key-match leg scores an exact key hit 1 (a prefix hit 0.5), the graph leg a row stating a triple about an
 # entity the query names 1 (0.5 one hop further). Score fusion adds weight × that, not a z-score
 # (a leg of a few rows has no spread to standardise): an exact key hit outranks a strong match on
 # words or meaning alone, a graph hit lifts a row about the entity among near matches.
 KEY_HIT = 1.0
+KEY_PREFIX_HIT = 0.5  # a key the query's word begins (``deploy_`` for ``deploy_window``)
 RAW_LEGS = frozenset({"key", "graph"})
 
 

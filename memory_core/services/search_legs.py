@@ -15,9 +15,9 @@ from ..identity import Namespace
 from ..ports import Embedder, IndexReader
 from ..retrieval.filters import LegFilter
 from ..retrieval.graph_leg import leg_facts, named_entities, neighbours
-from ..retrieval.keys import key_terms
+from ..retrieval.keys import MAX_PREFIX_KEYS, key_terms, prefix_lookups
 from ..retrieval.pipeline import Plan, admissible_top, leg_scores
-from ..retrieval.recipes import KEY_HIT, Recipe
+from ..retrieval.recipes import KEY_HIT, KEY_PREFIX_HIT, Recipe
 from ..retrieval.types import SearchRequest
 from ..session import Session
 
@@ -98,12 +98,23 @@ def fact_legs_of(
 
 
 def key_facts_of(session: Session, namespace: Namespace, recipe: Recipe, query: str) -> dict[str, float]:
-    """The facts of ``namespace`` whose key is one the query names, exactly, each ``KEY_HIT``
-    (the store's cached states: a lookup per key-like word once the scope is loaded)."""
+    """The facts of ``namespace`` whose key is one the query names, each ``KEY_HIT``, and those
+    whose key such a word begins at a word's end, each ``KEY_PREFIX_HIT`` (from the store's cached
+    states and their sorted keys: lookups per key-like word once the scope is loaded). A word that
+    begins more than ``MAX_PREFIX_KEYS`` keys finds none by prefix."""
     if "key" not in recipe.legs:
         return {}
     versions = session.versions
-    return {s.fact_id: KEY_HIT for term in key_terms(query) for s in versions.fact_states(namespace, term)}
+    found: dict[str, float] = {}
+    for term in key_terms(query):
+        prefixed = [k for p in prefix_lookups(term) for k in versions.keys_under(namespace, p, MAX_PREFIX_KEYS + 1)]
+        if len(prefixed) <= MAX_PREFIX_KEYS:
+            for key in prefixed:
+                for state in versions.fact_states(namespace, key):
+                    found.setdefault(state.fact_id, KEY_PREFIX_HIT)
+        for state in versions.fact_states(namespace, term):
+            found[state.fact_id] = KEY_HIT  # an exact hit wins over a prefix one
+    return found
 
 
 def graph_facts_of(session: Session, namespace: Namespace, recipe: Recipe, request: SearchRequest) -> dict[str, float]:

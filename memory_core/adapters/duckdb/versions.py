@@ -25,6 +25,7 @@ from .audit_chain import AuditChain
 from .audit_ledger import BOUND
 from .connection import NS_WHERE, DuckDBConnection, ns_of, ns_params
 from .graph import DuckDBGraph
+from .key_order import KeyOrder
 from .schema import COLS, LATEST, VERSION_COLUMNS, attrs_json, row_to_version, version_params
 from .staging import STAGED_INSERT, arrow_versions, staged_columns
 
@@ -43,6 +44,7 @@ class DuckDBVersions:
         self._graph = graph
         self.read_only = db.read_only
         self._cache: dict[Namespace, dict[str, KeyFacts]] = {}
+        self._key_order = KeyOrder()  # the cached namespaces' keys in order (under the cache's lock)
         # Guards the cache's contents only: a read of a cached namespace takes this, never the
         # connection's lock, so a point read does not wait behind a write's read-decide-commit
         # (nor an index write). A commit updates the cache under both, in one hold: a reader sees
@@ -63,6 +65,7 @@ class DuckDBVersions:
     def _forget_cache(self) -> None:
         with self._db.lock, self._cache_lock:
             self._cache.clear()
+            self._key_order.forget()
 
     # -- point reads, from the cache -----------------------------------------------------------
 
@@ -99,6 +102,9 @@ class DuckDBVersions:
 
     def keys(self, namespace: Namespace) -> list[str]:
         return self._cached(namespace, list)
+
+    def keys_under(self, namespace: Namespace, prefix: str, limit: int) -> list[str]:
+        return self._cached(namespace, lambda found: self._key_order.under(namespace, found, prefix, limit))
 
     def fact_state(self, namespace: Namespace, key: str, fact_id: str) -> FactVersion | None:
         return self._cached(namespace, lambda found: found.get(key, {}).get(fact_id))
@@ -298,6 +304,8 @@ class DuckDBVersions:
                     owner = (row.tenant, row.scope, row.owner_id)
                     cached = self._cache.get(Namespace(*owner))
                 if cached is not None:
+                    if row.key not in cached:
+                        self._key_order.added(Namespace(*owner), cached, row.key)
                     facts = cached.setdefault(row.key, {})
                     known = facts.get(row.fact_id)
                     if known is None or known.version < row.version:
