@@ -24,6 +24,7 @@ from .filters import LegFilter
 from .fusion import rrf
 from .priors import date_match, dates_in, named_participants, without_participants
 from .recipes import RAW_LEGS, Recipe
+from .relative_dates import EventOffset, event_offsets
 from .row_priors import asks_recent, correctness_terms, session_standing, zscores
 from .rows import LEG_COLUMNS
 from .types import Hit, LegScore, SearchRequest
@@ -43,6 +44,8 @@ class Plan:
     lexical_vectors: bool = False  # score fusion needs the cosine of lexical-only candidates
     k: int = 10
     lexical_pool: int = 50  # the BM25 leg's pool
+    # phrases counted from an event the query names: the search finds the event's day first
+    event_offsets: tuple[EventOffset, ...] = ()
 
 
 def plan(request: SearchRequest, recipe: Recipe) -> Plan:
@@ -66,6 +69,7 @@ def plan(request: SearchRequest, recipe: Recipe) -> Plan:
         lexical_vectors=recipe.fusion == "zscore" and "vector" in recipe.legs and recipe.exact_cosine,
         k=request.k,
         lexical_pool=max(recipe.lexical_pool or recipe.pool, request.k),
+        event_offsets=tuple(event_offsets(text)) if recipe.date_prior else (),
     )
 
 
@@ -173,7 +177,7 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
             scores = np.array([per_leg[i][leg].score if leg in per_leg[i] else 0.0 for i in ids])
         # the key and graph legs' scores are added as they are: a few rows have no spread to standardise
         terms[leg] = recipe.weight(leg) * (scores if leg in RAW_LEGS else zscores(scores))
-    spans = dates_in(request.query, request.as_of.date()) if recipe.date_prior else []
+    spans = [*dates_in(request.query, request.as_of.date()), *legs.get("_event_spans", ())] if recipe.date_prior else []
     if spans:
         when = [from_micros(rows[i]["observed_at"]) or from_micros(rows[i]["valid_at"]) for i in ids]
         terms["date_prior"] = np.array([recipe.date_prior * date_match(spans, w) for w in when])

@@ -10,7 +10,7 @@ import re
 from datetime import date, datetime, timedelta
 from typing import Sequence
 
-from .relative_dates import relative_spans
+from .relative_dates import event_offsets, relative_spans
 from .spans import DateSpan, month_span
 
 MONTHS = {
@@ -39,6 +39,8 @@ def dates_in(query: str, reference: date | None = None) -> list[DateSpan]:
     explicit = _explicit_dates(query)
     days = [s.start for s in explicit if s.kind == "day"]
     anchor = days[-1] if days else reference
+    for offset in event_offsets(query):  # counted from an event's day, not a named one (the search resolves it)
+        query = query.replace(offset.phrase, " ")
     return explicit + (relative_spans(query, anchor, named_day=bool(days)) if anchor is not None else [])
 
 

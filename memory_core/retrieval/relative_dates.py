@@ -7,12 +7,16 @@ Calendar words take calendar units: "last week" is the Monday-to-Sunday week bef
 "last month" the calendar month before it; a count of units ("two weeks ago") is a day give or
 take half a unit for days and weeks, the whole calendar month or year for months and years (the
 date prior's own window around it does the rest). A phrase counted from another moment ("two
-weeks before", "the day after") is read only when the query names the day it counts from.
+weeks before", "the day after") is read here only when the query names the day it counts from;
+counted from an event ("two weeks before the wedding") it is an ``EventOffset``, which the search
+resolves once it knows the event's day (``services.search_legs``: the day of the row that best
+matches the event's words).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Callable
 
@@ -181,3 +185,84 @@ def relative_spans(query: str, anchor: date, *, named_day: bool = True) -> list[
                 continue
             used.append(m.span())
     return spans
+
+
+# "two weeks before the wedding", "the day after her graduation": a count of units (or "the day",
+# "the week", ...) before or after a possessive or definite noun phrase, the event.
+_OWNER = r"(?:the|her|his|their|my|our|your)"
+_EVENT_AGO = re.compile(r"\b" + _COUNT + r"\s+" + _UNIT + r"\s+(before|after)\s+(" + _OWNER + r"\s+[^,.;:!?]+)", re.I)
+_EVENT_THE = re.compile(r"\bthe (week|weekend|month|day) (before|after)\s+(" + _OWNER + r"\s+[^,.;:!?]+)", re.I)
+# Where an event's noun phrase ends: the words that start the rest of a question.
+_EVENT_ENDS = frozenset(
+    "to and or but when while that which who where did does do was were is are has have had for in on at with "
+    "from by so than as if".split()
+)
+MAX_EVENT_WORDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class EventOffset:
+    """A span counted from the day of an event the query names: ``phrase`` as written, the
+    event's words (``event``, without its determiner), and how to count from its day."""
+
+    phrase: str
+    event: str
+    direction: str  # before | after
+    count: int = 1
+    unit: str = "day"  # day | week | month | year
+    calendar: str | None = None  # "the week before ...": week | weekend | month | day
+
+
+def _event_words(noun_phrase: str) -> str:
+    words = noun_phrase.split()[1:]  # without "the", "her", ...
+    kept = []
+    for word in words[:MAX_EVENT_WORDS]:
+        if word.lower() in _EVENT_ENDS:
+            break
+        kept.append(word)
+    return " ".join(kept)
+
+
+def _offset(
+    query: str,
+    m: re.Match[str],
+    group: int,
+    direction: str,
+    count: int = 1,
+    unit: str = "day",
+    calendar: str | None = None,
+) -> EventOffset | None:
+    """The offset a match names, its phrase cut where the event's words end."""
+    event = _event_words(m.group(group))
+    if not event:
+        return None
+    determiner = m.group(group).split()[0]
+    phrase = f"{query[m.start() : m.start(group)]}{determiner} {event}"
+    return EventOffset(phrase, event, direction, count, unit, calendar)
+
+
+def event_offsets(query: str) -> list[EventOffset]:
+    """The phrases of ``query`` counted from an event it names, each once, in order."""
+    found: list[tuple[int, EventOffset]] = []
+    for m in _EVENT_AGO.finditer(query):
+        counted = _offset(query, m, 4, direction=m.group(3).lower(), count=_count(m.group(1)), unit=m.group(2).lower())
+        if counted is not None:
+            found.append((m.start(), counted))
+    for m in _EVENT_THE.finditer(query):
+        if any(start <= m.start() < start + len(o.phrase) for start, o in found):
+            continue
+        named = _offset(query, m, 3, direction=m.group(2).lower(), calendar=m.group(1).lower())
+        if named is not None:
+            found.append((m.start(), named))
+    return [offset for _, offset in sorted(found, key=lambda pair: pair[0])]
+
+
+def from_event(offset: EventOffset, day: date) -> DateSpan | None:
+    """The span ``offset`` names once its event's day is known (None: past the calendar's ends)."""
+    try:
+        if offset.calendar is not None:
+            return _before_after(offset.calendar, offset.direction, day)
+        sign = -1 if offset.direction == "before" else 1
+        return _shift(day, sign * offset.count, offset.unit)
+    except (ValueError, OverflowError):
+        return None

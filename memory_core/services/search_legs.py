@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import date
 from typing import Any, Callable, Mapping, Sequence
 
 from ..identity import Namespace
@@ -18,8 +20,11 @@ from ..retrieval.graph_leg import leg_facts, named_entities, neighbours
 from ..retrieval.keys import MAX_PREFIX_KEYS, key_terms, prefix_lookups
 from ..retrieval.pipeline import Plan, admissible_top, leg_scores
 from ..retrieval.recipes import KEY_HIT, KEY_PREFIX_HIT, Recipe
+from ..retrieval.relative_dates import EventOffset, from_event
+from ..retrieval.spans import DateSpan
 from ..retrieval.types import SearchRequest
 from ..session import Session
+from ..temporal import from_micros
 
 _LEG_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memcore-leg")
 
@@ -65,12 +70,57 @@ def run_legs(
     for leg, scores in (fact_legs or {}).items():
         if leg in the_plan.legs and scores:
             found[leg] = _timed(leg, timings, lambda s=scores: _facts_leg(reader, s, where, columns, admissible))
+    if the_plan.event_offsets:
+        out["_event_anchors"] = _timed(
+            "events", timings, lambda: event_anchors(reader, the_plan.event_offsets, where, columns, admissible)
+        )
+        out["_event_spans"] = [a.span for a in out["_event_anchors"] if a.span is not None]
     if lexical is not None:
         found["bm25"] = lexical.result()
     for leg in ("vector", "bm25", "key", "graph"):
         if leg in the_plan.legs:
             out[leg] = leg_scores(leg, found.get(leg, []))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class EventAnchor:
+    """Where a phrase counted from an event was counted from: the row that best matches the
+    event's words (BM25, under the search's filters), its day, and the span that gives."""
+
+    offset: EventOffset
+    fact_id: str | None
+    day: date | None
+    span: DateSpan | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "phrase": self.offset.phrase,
+            "event": self.offset.event,
+            "fact_id": self.fact_id,
+            "day": None if self.day is None else self.day.isoformat(),
+            "span": None if self.span is None else [self.span.start.isoformat(), self.span.end.isoformat()],
+        }
+
+
+def event_anchors(
+    reader: IndexReader,
+    offsets: Sequence[EventOffset],
+    where: LegFilter,
+    columns: Sequence[str],
+    admissible: Callable[[dict[str, Any]], bool],
+) -> list[EventAnchor]:
+    """Each offset counted from the day of the row that matches its event best (its observed_at,
+    else its valid_at); an event no row matches gives no span."""
+    anchors = []
+    for offset in offsets:
+        leg = lambda full, n, words=offset.event: reader.text_leg(words, where, n, columns, full=full)  # noqa: E731
+        best = admissible_top(leg, 1, 1, admissible)
+        when = from_micros(best[0].get("observed_at") or best[0]["valid_at"]) if best else None
+        day = None if when is None else when.date()
+        span = None if day is None else from_event(offset, day)
+        anchors.append(EventAnchor(offset, best[0]["fact_id"] if best else None, day, span))
+    return anchors
 
 
 def _facts_leg(

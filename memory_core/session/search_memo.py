@@ -47,6 +47,8 @@ class KeptSearch:
             "vector_query": s.plan.vector_query,
             "participants": list(self.request.participants),
             "k": self.request.k,
+            # phrases counted from an event: the row whose day they were counted from
+            "event_anchors": [a.to_dict() for a in s.legs.get("_event_anchors", ())],
         }
         return trace_of(
             self.trace_id,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from memory_core import Identity, Memory
 from memory_core.retrieval.priors import dates_in
-from memory_core.retrieval.relative_dates import relative_spans
+from memory_core.retrieval.relative_dates import event_offsets, from_event, relative_spans
 from tests.conftest import utc
 
 WED = date(2024, 5, 15)  # a Wednesday
@@ -101,3 +101,43 @@ def test_recall_counts_yesterday_from_its_as_of(tmp_path):
         by_key = {h.key: h for h in result.hits}
         assert by_key["a"].terms["date_prior"] > 0 == by_key["b"].terms["date_prior"]
         assert result.hits[0].key == "a"
+
+
+@pytest.mark.parametrize(
+    "query, event, span",
+    [
+        ("what did I buy two weeks before the wedding?", "wedding", ("week", date(2024, 4, 28), date(2024, 5, 4))),
+        ("where was I the day after her graduation party", "graduation party", ("day", WED + timedelta(1), None)),
+        ("3 days after the launch of the app and why", "launch of the app", ("day", date(2024, 5, 18), None)),
+        ("the week before the move to Lisbon?", "move", ("week", date(2024, 5, 8), date(2024, 5, 14))),
+    ],
+)
+def test_a_phrase_counted_from_an_event_waits_for_the_events_day(query, event, span):
+    (offset,) = event_offsets(query)
+    assert offset.event == event and offset.phrase in query and offset.phrase.endswith(event)
+    counted = from_event(offset, WED)
+    assert (counted.kind, counted.start, counted.end if span[2] else None) == span
+    assert dates_in(query, WED) == []  # never counted from the query's own as_of
+
+
+def test_a_count_before_a_day_the_query_names_is_no_event():
+    assert event_offsets("two weeks before 8 May, 2023") == []
+    assert event_offsets("How did Melanie feel after the accident?") == []  # no count: no span
+
+
+def test_recall_counts_from_the_day_of_the_event_it_names(tmp_path):
+    with Memory.open(tmp_path / "h", embedder="hashing") as memory:
+        tool = memory.for_run(Identity(tenant="t", user="u"))
+        tool.set("wedding", "our wedding in Porto with the whole family", kind="note", valid_at=utc(2024, 6, 22))
+        tool.set("rings", "bought the rings at the jeweller", kind="note", valid_at=utc(2024, 6, 8))
+        tool.set("bike", "bought a new bike at the shop", kind="note", valid_at=utc(2024, 2, 3))
+        tool.set("lamp", "bought a lamp at the market", kind="note", valid_at=utc(2024, 10, 9))
+        result = tool.recall("what did I buy two weeks before the wedding?", as_of=utc(2024, 12, 1))
+        by_key, order = {h.key: h for h in result.hits}, [h.key for h in result.hits]
+        # the purchase two weeks before the wedding's day outranks the others; the wedding is found by its word
+        assert order.index("rings") < min(order.index("bike"), order.index("lamp"))
+        assert by_key["rings"].terms["date_prior"] > 0
+        assert by_key["bike"].terms.get("date_prior", 0) == 0 == by_key["lamp"].terms.get("date_prior", 0)
+        (anchor,) = tool.search_trace(result.trace_id).plan["event_anchors"]
+        assert anchor["event"] == "wedding" and anchor["day"] == "2024-06-22"
+        assert anchor["fact_id"] == by_key["wedding"].fact_id and anchor["span"] == ["2024-06-05", "2024-06-11"]
