@@ -34,9 +34,9 @@ from memory_core.adapters.lance.rows import namespace_key, schema
 from memory_core.environment import resolve_home
 from memory_core.identity import Namespace, Scope
 from memory_core.model import Kind
-from memory_core.retrieval.recipes import DEFAULT_RECIPE, get_recipe
+from memory_core.retrieval.recipes import DEFAULT_RECIPE, KEY_HIT, get_recipe
 from memory_core.retrieval.types import SearchRequest
-from memory_core.services.search import search_index
+from memory_core.services.search import run_search
 from memory_core.temporal import micros
 
 SUBJECTS = ["Ana", "Bo", "Chidi", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kemal", "Lena"]
@@ -207,9 +207,20 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
     # Each method answers every query in a loop of its own (its first WARMUP untimed): interleaved, each paid for
     # the CPU caches the one before had filled (the exact scan sweeps ~250 MB per query), which said more
     # about the order of the loop than about either method.
-    def searched(recipe_name: str) -> tuple[list[float], list[list[str]]]:
+    # The key-match and graph legs read the rows of the facts the store names for them: here one
+    # fact of the query's tenant (a query naming a key) or 64 (the graph leg's most).
+    by_tenant: dict[str, np.ndarray] = {}
+    for tenant in {c[2] for c in cases}:
+        by_tenant[tenant] = arrays["ids"][arrays["tenant"] == tenant]
+    named_rng = np.random.default_rng(11)
+    key_named = [{"key": {str(named_rng.choice(by_tenant[c[2]])): KEY_HIT}} for c in cases]
+    graph_named = [
+        {"graph": {str(f): 1.0 for f in named_rng.choice(by_tenant[c[2]], 64, replace=False)}} for c in cases
+    ]
+
+    def searched(recipe_name: str, named: list | None = None) -> tuple[list[float], list[list[str]]]:
         recipe, latencies, answers = get_recipe(recipe_name), [], []
-        for text, _, tenant, as_of in cases:
+        for n, (text, _, tenant, as_of) in enumerate(cases):
             ns = Namespace(tenant, Scope.TENANT, tenant)
             request = SearchRequest(
                 query=text,
@@ -220,7 +231,8 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
                 as_of=as_of,
             )
             t0 = time.perf_counter()
-            hits = search_index(searcher, embedder, ns, request, recipe, END).hits
+            fact_legs = None if named is None else named[n]
+            hits = run_search(searcher, embedder, ns, request, recipe, END, fact_legs=fact_legs).result.hits
             latencies.append((time.perf_counter() - t0) * 1000)
             answers.append([h.fact_id for h in hits])
         return latencies[WARMUP:], answers[WARMUP:]
@@ -228,6 +240,13 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
     lat_hybrid, _ = searched("hybrid_rrf")
     lat_default, _ = searched(DEFAULT_RECIPE)  # what recall runs unless told otherwise
     lat_vector, approx = searched("vector_only")  # the vector leg as the pipeline runs it, alone
+    lat_key, _ = searched(DEFAULT_RECIPE, key_named)
+    lat_graph, _ = searched(DEFAULT_RECIPE, graph_named)
+    # the same two without the fact_id B-tree: what the index saves those reads
+    fact_index = next(ix.name for ix in index.table.list_indices() if list(ix.columns) == ["fact_id"])
+    index.table.drop_index(fact_index)
+    lat_key_scan, _ = searched(DEFAULT_RECIPE, key_named)
+    lat_graph_scan, _ = searched(DEFAULT_RECIPE, graph_named)
     lat_exact, exact = [], []
     for _, qv, tenant, as_of in cases:
         t0 = time.perf_counter()
@@ -246,6 +265,12 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
         "hybrid_p95_ms": round(p(lat_hybrid, 95), 2),
         "default_p50_ms": round(p(lat_default, 50), 2),
         "default_p95_ms": round(p(lat_default, 95), 2),
+        "default_key_named_p50_ms": round(p(lat_key, 50), 2),
+        "default_key_named_p95_ms": round(p(lat_key, 95), 2),
+        "default_graph64_p50_ms": round(p(lat_graph, 50), 2),
+        "default_graph64_p95_ms": round(p(lat_graph, 95), 2),
+        "key_named_no_fact_index_p50_ms": round(p(lat_key_scan, 50), 2),
+        "graph64_no_fact_index_p50_ms": round(p(lat_graph_scan, 50), 2),
         "vector_leg_p50_ms": round(p(lat_vector, 50), 2),
         "vector_leg_p95_ms": round(p(lat_vector, 95), 2),
         "numpy_exact_p50_ms": round(p(lat_exact, 50), 2),
@@ -256,6 +281,8 @@ def bench_size(n: int, embedder, work: Path, queries: int, say) -> dict:
     row["exact_over_hybrid_p95"] = round(row["numpy_exact_p95_ms"] / row["hybrid_p95_ms"], 2)
     row["exact_over_default_p50"] = round(row["numpy_exact_p50_ms"] / row["default_p50_ms"], 2)
     row["exact_over_default_p95"] = round(row["numpy_exact_p95_ms"] / row["default_p95_ms"], 2)
+    row["key_named_over_default_p50"] = round(row["default_key_named_p50_ms"] / row["default_p50_ms"], 2)
+    row["graph64_over_default_p50"] = round(row["default_graph64_p50_ms"] / row["default_p50_ms"], 2)
     row["exact_over_vector_leg_p50"] = round(row["numpy_exact_p50_ms"] / row["vector_leg_p50_ms"], 2)
     say(json.dumps(row))
     gc.unfreeze()

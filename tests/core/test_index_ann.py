@@ -63,6 +63,7 @@ def test_built_indexes_keep_the_vector_answers_and_every_filter(populated):
     kinds = {tuple(ix.columns): ix.index_type for ix in index.table.list_indices()}
     assert kinds[("vector",)] == "IvfFlat" and kinds[("namespace",)] == "Bitmap"
     assert kinds[("status",)] == kinds[("kind",)] == "Bitmap"
+    assert kinds[("fact_id",)] == "BTree"  # the reads that name facts (key-match, graph legs)
     assert lance_index.NPROBES >= 14  # about sqrt(180) partitions: every one is read
     after = _answers(memory)
     for (tenant, user, query, as_of, recipe), hits in after.items():

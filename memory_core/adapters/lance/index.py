@@ -292,7 +292,8 @@ class LanceIndex:
 
         The namespace, status and kind clauses are answered from bitmaps (a B-tree returns every
         matching row id one by one: docs/benchmarks.md, "Bitmap prefilters"); the time columns
-        keep B-trees for the full filter."""
+        keep B-trees for the full filter, and ``fact_id`` one for the reads that name facts (the
+        key-match and graph legs, a later page's rows as the index serves them now)."""
         from lancedb.index import Bitmap, BTree
 
         existing = {tuple(ix.columns): ix for ix in self.table.list_indices()}
@@ -302,6 +303,7 @@ class LanceIndex:
             ("kind", Bitmap(), "Bitmap"),
             ("valid_at", BTree(), "BTree"),
             ("invalid_at", BTree(), "BTree"),
+            ("fact_id", BTree(), "BTree"),
         ):
             old = existing.get((column,))
             if old is not None and old.index_type != kind:
