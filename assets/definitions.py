@@ -4,6 +4,7 @@ import dagster as dg
 
 from memory_core.environment import resolve_service
 
+from .conversations import conversation_corpus, conversation_extraction
 from .documents import guide_documents
 from .evals import coref_mcnemar, extraction_observation_recall, locomo_recall, resolver_calibration
 from .extraction import extraction_queue_drain
@@ -34,6 +35,8 @@ ASSETS = [
     guide_documents,
     placement_corpus,
     placed_facts,
+    conversation_corpus,
+    conversation_extraction,
     extraction_queue_drain,
     retrieval_index,
     locomo_recall,
@@ -62,6 +65,9 @@ defs = dg.Definitions(
     jobs=list(JOBS),
     schedules=list(SCHEDULES),
     sensors=[extraction_queue_sensor, tenant_partitions_sensor],
+    # What `dagster asset materialize` runs with (the jobs name their own): on the embedded default
+    # DuckDB admits one writer process, so steps run in the run's process.
+    executor=dg.in_process_executor,
     resources={
         # With $MEMCORE_URL set (and an admin key in $MEMCORE_KEY) the maintenance assets and the
         # sensors go through that memory service instead of opening the home.

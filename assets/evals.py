@@ -11,7 +11,9 @@ from evals.suites import COREF, LOCOMO, OBSERVATIONS, RESOLVER, Suite
 from memory_core.cli.suites import EvalRequest
 from memory_core.environment import shared_root
 
+from .conversations import conversation_extraction
 from .resources import EmbedderResource, MemoryHomeResource
+from .retrieval import retrieval_index
 
 
 def _run_suite(
@@ -36,7 +38,12 @@ class LocomoConfig(dg.Config):
     limit: int = 0
 
 
-@dg.asset(group_name="evals", description="LoCoMo dialog-level evidence recall@k per retriever and category.")
+@dg.asset(
+    group_name="evals",
+    deps=[retrieval_index],
+    description="LoCoMo dialog-level evidence recall@k per retriever and category. Lineage, not input: "
+    "today it measures the retrievers on an index of LoCoMo it builds itself, not the home's index.",
+)
 def locomo_recall(
     context: dg.AssetExecutionContext, config: LocomoConfig, memory_home: MemoryHomeResource
 ) -> dg.MaterializeResult:
@@ -78,8 +85,10 @@ def locomo_recall(
 
 @dg.asset(
     group_name="evals",
+    deps=[conversation_extraction],
     description="Per-span versus whole-batch extraction on coreference items (MuDoCo and "
-    "a synthetic set): accuracy with bootstrap intervals and McNemar's exact test.",
+    "a synthetic set): accuracy with bootstrap intervals and McNemar's exact test. Lineage, not input: "
+    "today it measures the extractor on its own corpora, not on what conversation_extraction wrote.",
 )
 def coref_mcnemar(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> dg.MaterializeResult:
     from evals.coref import table_markdown
@@ -102,8 +111,10 @@ def coref_mcnemar(context: dg.AssetExecutionContext, memory_home: MemoryHomeReso
 
 @dg.asset(
     group_name="evals",
+    deps=[conversation_extraction],
     description="Share of LoCoMo's per-session observations the extractor recovers, "
-    "matched at a calibrated embedding threshold.",
+    "matched at a calibrated embedding threshold. Lineage, not input: today it measures the extractor "
+    "on LoCoMo itself, not on what conversation_extraction wrote.",
 )
 def extraction_observation_recall(
     context: dg.AssetExecutionContext, memory_home: MemoryHomeResource, embedder: EmbedderResource

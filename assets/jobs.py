@@ -1,10 +1,12 @@
-"""The jobs: the main pipeline, and one job per maintenance or worker asset (run by ``schedules``).
+"""The jobs: the main pipeline, the conversation partitions, and one job per maintenance or worker
+asset (run by ``schedules``).
 
 Every job that writes the store runs in process: on the embedded default DuckDB admits one writer.
 """
 
 import dagster as dg
 
+from .conversations import conversation_corpus, conversation_extraction
 from .extraction import extraction_queue_drain
 from .maintenance import expiry_sweep, index_maintenance, projection_repair, resolver_pass
 from .tenants import tenant_report
@@ -14,13 +16,20 @@ def _job(name: str, asset: dg.AssetsDefinition):
     return dg.define_asset_job(name, selection=[asset], executor_def=dg.in_process_executor)
 
 
-# Maintenance runs on its schedules, not as a step of the pipeline.
+# Maintenance runs on its schedules, not as a step of the pipeline. The partitioned assets have
+# their own jobs: a job of unpartitioned assets runs without a partition key (`make run`).
 main_job = dg.define_asset_job(
     "main",
     selection=dg.AssetSelection.all()
     - dg.AssetSelection.groups("maintenance")
-    - dg.AssetSelection.assets(tenant_report),
+    - dg.AssetSelection.assets(tenant_report, conversation_corpus, conversation_extraction),
     description="The main pipeline, end to end, on the embedded default.",
+    executor_def=dg.in_process_executor,
+)
+conversations_job = dg.define_asset_job(
+    "conversations_job",
+    selection=[conversation_corpus, conversation_extraction],
+    description="The conversation partitions: each chat, then the facts extracted from it (a range is one run).",
     executor_def=dg.in_process_executor,
 )
 expiry_sweep_job = _job("expiry_sweep_job", expiry_sweep)
@@ -32,6 +41,7 @@ tenant_report_job = _job("tenant_report_job", tenant_report)
 
 JOBS = (
     main_job,
+    conversations_job,
     expiry_sweep_job,
     index_maintenance_job,
     extraction_job,

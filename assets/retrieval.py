@@ -2,6 +2,10 @@
 
 import dagster as dg
 
+from .conversations import conversation_extraction
+from .documents import guide_documents
+from .placement import placed_facts
+from .resolver import resolver_demo_statements
 from .resources import EmbedderResource, MemoryHomeResource
 from .timeline import STORE_POOL, timeline_memory
 
@@ -9,7 +13,8 @@ from .timeline import STORE_POOL, timeline_memory
 @dg.asset(
     group_name="retrieval",
     pool=STORE_POOL,
-    deps=[timeline_memory],
+    # reindex rebuilds from every latest state of the store, so every asset that writes it is upstream.
+    deps=[timeline_memory, placed_facts, guide_documents, resolver_demo_statements, conversation_extraction],
     description="The Lance retrieval index (vectors + BM25) rebuilt from the authoritative store.",
 )
 def retrieval_index(
