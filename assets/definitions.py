@@ -11,7 +11,7 @@ from .extraction import extraction_queue_drain
 from .jobs import JOBS
 from .maintenance import expiry_sweep, index_maintenance, projection_repair, resolver_pass
 from .placement import placed_facts, placement_as_constructed, placement_corpus
-from .resolver import resolver_demo_statements
+from .resolver import resolver_demo_statements, resolver_pairs_corpus
 from .resources import EmbedderResource, LLMResource, MemoryHomeResource
 from .retrieval import index_agrees_with_heads, retrieval_index
 from .schedules import SCHEDULES, extraction_queue_sensor, tenant_partitions_sensor
@@ -31,6 +31,7 @@ ASSETS = [
     timeline_corpus,
     timeline_memory,
     timeline_summary,
+    resolver_pairs_corpus,
     resolver_demo_statements,
     guide_documents,
     placement_corpus,

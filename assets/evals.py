@@ -12,6 +12,7 @@ from memory_core.cli.suites import EvalRequest
 from memory_core.environment import shared_root
 
 from .conversations import conversation_extraction
+from .resolver import resolver_pairs_corpus
 from .resources import EmbedderResource, MemoryHomeResource
 from .retrieval import retrieval_index
 
@@ -141,6 +142,7 @@ def extraction_observation_recall(
 
 @dg.asset(
     group_name="evals",
+    deps=[resolver_pairs_corpus],
     description="The conflict resolver's judge on labelled pairs: precision per confidence "
     "band, a reliability diagram, thresholds for a target precision.",
 )

@@ -1,7 +1,8 @@
 """Maintenance: the expiry sweep, the index's repair and optimize, the conflict resolver's pass;
 each is run by its own job on a schedule (``jobs``, ``schedules``). Each works on the home opened
 here or, when the resource names a ``url``, through the memory service that owns it: the same
-calls (``resources.HomeOps``), the same metadata.
+calls (``resources.HomeOps``), the same metadata. Each sits downstream of what it maintains (the
+store's writers, or the index): lineage, since a schedule runs it, not an upstream change.
 
 No `from __future__ import annotations` here: Dagster reads resource types from the annotations.
 """
@@ -9,12 +10,15 @@ No `from __future__ import annotations` here: Dagster reads resource types from 
 import dagster as dg
 
 from .resources import EmbedderResource, LLMResource, MemoryHomeResource
+from .retrieval import retrieval_index
 from .timeline import STORE_POOL
+from .writers import STORE_WRITERS
 
 
 @dg.asset(
     group_name="maintenance",
     pool=STORE_POOL,
+    deps=list(STORE_WRITERS),
     description="Apply on_expire (tombstone, demote, anonymize) to every fact past its expires_at.",
 )
 def expiry_sweep(
@@ -29,6 +33,7 @@ def expiry_sweep(
 @dg.asset(
     group_name="maintenance",
     pool=STORE_POOL,
+    deps=[retrieval_index],
     description="Replay failed index writes, then fold appended rows into the vector and text indexes.",
 )
 def index_maintenance(
@@ -57,6 +62,7 @@ class ResolverPassConfig(dg.Config):
 @dg.asset(
     group_name="maintenance",
     pool=STORE_POOL,
+    deps=list(STORE_WRITERS),
     description="One conflict-resolver pass: mark new statements, judge the owed ones (offline rule judge), "
     "retire, flag or clear, each recorded and undoable. Through a memory service the service's rule judge "
     "judges; an LLM judge configured here is then an error.",
@@ -89,6 +95,7 @@ def resolver_pass(
 @dg.asset(
     group_name="maintenance",
     pool=STORE_POOL,
+    deps=[retrieval_index],
     description="Replay the index writes that failed (a failed projection never failed its write).",
 )
 def projection_repair(

@@ -22,8 +22,23 @@ class ResolverDemoConfig(dg.Config):
 
 
 @dg.asset(
+    group_name="corpora",
+    description="Labelled statement pairs (update / contradiction / compatible) generated from the synthetic "
+    "timeline, labels known by construction: what the resolver's demo writes and its calibration judges.",
+)
+def resolver_pairs_corpus() -> dg.MaterializeResult:
+    counts: dict[str, int] = {}
+    for pair in timeline_pairs():
+        counts[pair.label] = counts.get(pair.label, 0) + 1
+    return dg.MaterializeResult(
+        metadata={"pairs": sum(counts.values()), "labels": dg.MetadataValue.json(counts), "provenance": "synthetic"}
+    )
+
+
+@dg.asset(
     group_name="bitemporal",
     pool=STORE_POOL,
+    deps=[resolver_pairs_corpus],
     description="Synthetic statement pairs (update / contradiction / compatible by construction), each "
     "pair written by one user under two keys, the older first; the write path leaves them "
     "(auto_reinforce, threshold 0.99) for the resolver to judge.",

@@ -2,19 +2,15 @@
 
 import dagster as dg
 
-from .conversations import conversation_extraction
-from .documents import guide_documents
-from .placement import placed_facts
-from .resolver import resolver_demo_statements
 from .resources import EmbedderResource, MemoryHomeResource
-from .timeline import STORE_POOL, timeline_memory
+from .timeline import STORE_POOL
+from .writers import STORE_WRITERS
 
 
 @dg.asset(
     group_name="retrieval",
     pool=STORE_POOL,
-    # reindex rebuilds from every latest state of the store, so every asset that writes it is upstream.
-    deps=[timeline_memory, placed_facts, guide_documents, resolver_demo_statements, conversation_extraction],
+    deps=list(STORE_WRITERS),  # reindex rebuilds from every latest state of the store
     description="The Lance retrieval index (vectors + BM25) rebuilt from the authoritative store.",
 )
 def retrieval_index(
