@@ -33,7 +33,7 @@ EXTRACTOR_CODE_VERSION = "v1"
 )
 def conversation_corpus(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
     chats = [conversation(key) for key in context.partition_keys]
-    fingerprint = chats[0].fingerprint if len(chats) == 1 else ",".join(c.fingerprint for c in chats)
+    fingerprint = ",".join(c.fingerprint for c in chats)  # one partition's: its chat's own
     return dg.MaterializeResult(
         metadata={
             "turns": sum(c.turns for c in chats),

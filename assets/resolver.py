@@ -5,6 +5,7 @@ No `from __future__ import annotations` here: Dagster reads config and resource 
 the live annotations.
 """
 
+from collections import Counter
 from itertools import zip_longest
 
 import dagster as dg
@@ -27,11 +28,13 @@ class ResolverDemoConfig(dg.Config):
     "timeline, labels known by construction: what the resolver's demo writes and its calibration judges.",
 )
 def resolver_pairs_corpus() -> dg.MaterializeResult:
-    counts: dict[str, int] = {}
-    for pair in timeline_pairs():
-        counts[pair.label] = counts.get(pair.label, 0) + 1
+    counts = Counter(pair.label for pair in timeline_pairs())
     return dg.MaterializeResult(
-        metadata={"pairs": sum(counts.values()), "labels": dg.MetadataValue.json(counts), "provenance": "synthetic"}
+        metadata={
+            "pairs": sum(counts.values()),
+            "labels": dg.MetadataValue.json(dict(counts)),
+            "provenance": "synthetic",
+        }
     )
 
 

@@ -9,11 +9,8 @@ import io
 
 import dagster as dg
 
-from .documents import guide_documents
-from .placement import placed_facts
-from .resolver import resolver_demo_statements
 from .resources import MemoryHomeResource
-from .timeline import timeline_memory
+from .writers import STORE_WRITERS
 
 tenants = dg.DynamicPartitionsDefinition(name="tenants")
 
@@ -39,9 +36,9 @@ def _status_plot(counts: dict[str, int], tenant: str) -> bytes:
 @dg.asset(
     group_name="bitemporal",
     partitions_def=tenants,
-    # What wrote the store it reads (each tenant's report may change when any of them runs). Not
-    # conversation_extraction: its conversation partitions do not map onto tenant partitions.
-    deps=[timeline_memory, placed_facts, resolver_demo_statements, guide_documents],
+    # What wrote the store it reads (each tenant's report may change when any of them runs), but
+    # not a partitioned writer: its partitions do not map onto tenant partitions.
+    deps=[w for w in STORE_WRITERS if w.partitions_def is None],
     description="One tenant's memory: facts by status, keys and owners per scope, graph, queue and resolver "
     "counts, and a plot of facts by status.",
 )
