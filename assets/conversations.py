@@ -14,6 +14,7 @@ from memory_core import Identity
 from memory_core.extraction.harvest import CONSOLIDATION_STEPS
 
 from .resources import LLMResource, MemoryHomeResource
+from .sources import memory_home_source
 from .timeline import STORE_POOL
 
 # Synthetic conversations only in this slice; public dialog corpora join later as more keys.
@@ -29,6 +30,7 @@ EXTRACTOR_CODE_VERSION = "v1"
     group_name="corpora",
     partitions_def=conversation_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
+    code_version="1",
     description="One synthetic first-person chat per partition, with the facts it states known by construction.",
 )
 def conversation_corpus(context: dg.AssetExecutionContext) -> dg.MaterializeResult:
@@ -54,7 +56,7 @@ def build_conversation_extraction(code_version: str = EXTRACTOR_CODE_VERSION) ->
         group_name="extraction",
         partitions_def=conversation_partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
-        deps=[conversation_corpus],
+        deps=[conversation_corpus, memory_home_source],
         pool=STORE_POOL,
         code_version=code_version,
         description="Each conversation through set_from_messages (the consolidation steps, the configured "

@@ -14,7 +14,8 @@ from .placement import placed_facts, placement_as_constructed, placement_corpus
 from .resolver import resolver_demo_statements, resolver_pairs_corpus
 from .resources import EmbedderResource, LLMResource, MemoryHomeResource
 from .retrieval import index_agrees_with_heads, retrieval_index
-from .schedules import SCHEDULES, extraction_queue_sensor, tenant_partitions_sensor
+from .schedules import SCHEDULES, extraction_queue_sensor, pipeline_automation, tenant_partitions_sensor
+from .sources import SOURCES
 from .tenants import tenant_report
 from .timeline import (
     audit_chain_verifies,
@@ -28,6 +29,7 @@ from .timeline import (
 )
 
 ASSETS = [
+    *SOURCES,
     timeline_corpus,
     timeline_memory,
     timeline_summary,
@@ -65,7 +67,7 @@ defs = dg.Definitions(
     asset_checks=CHECKS,
     jobs=list(JOBS),
     schedules=list(SCHEDULES),
-    sensors=[extraction_queue_sensor, tenant_partitions_sensor],
+    sensors=[extraction_queue_sensor, tenant_partitions_sensor, pipeline_automation],
     # What `dagster asset materialize` runs with (the jobs name their own): on the embedded default
     # DuckDB admits one writer process, so steps run in the run's process.
     executor=dg.in_process_executor,

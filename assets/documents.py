@@ -14,6 +14,7 @@ import dagster as dg
 from memory_core import Identity
 
 from .resources import MemoryHomeResource
+from .sources import memory_home_source, project_guides
 from .timeline import STORE_POOL
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -27,6 +28,8 @@ class DocumentsConfig(dg.Config):
 @dg.asset(
     group_name="bitemporal",
     pool=STORE_POOL,
+    deps=[memory_home_source, project_guides],
+    code_version="1",
     description="The project's guides (docs/*.md) stored as documents in the tenant scope of a demo tenant: "
     "chunked by heading, searchable as kind document, each an entity of type guide in the graph.",
 )

@@ -15,6 +15,28 @@ from .conversations import conversation_extraction
 from .resolver import resolver_pairs_corpus
 from .resources import EmbedderResource, MemoryHomeResource
 from .retrieval import retrieval_index
+from .sources import locomo_dev, mudoco
+
+
+def upstream_identity(context: dg.AssetExecutionContext, *assets) -> dg.MetadataValue:
+    """What this evaluation descends from, as Dagster last recorded each: data and code version, and
+    for the index its embedder and store position (the run's tags hold the same input versions)."""
+    found = {}
+    for asset in assets:
+        event = context.instance.get_latest_materialization_event(asset.key)
+        if event is None or event.asset_materialization is None:
+            continue
+        materialization = event.asset_materialization
+        entry = {
+            "data_version": materialization.tags.get("dagster/data_version"),
+            "code_version": materialization.tags.get("dagster/code_version"),
+            "run_id": event.run_id,
+        }
+        for name in ("embedder", "store_seq", "extractor"):
+            if name in materialization.metadata:
+                entry[name] = materialization.metadata[name].value
+        found[asset.key.to_user_string()] = entry
+    return dg.MetadataValue.json(found)
 
 
 def _run_suite(
@@ -41,7 +63,8 @@ class LocomoConfig(dg.Config):
 
 @dg.asset(
     group_name="evals",
-    deps=[retrieval_index],
+    deps=[retrieval_index, locomo_dev],
+    code_version="1",
     description="LoCoMo dialog-level evidence recall@k per retriever and category. Lineage, not input: "
     "today it measures the retrievers on an index of LoCoMo it builds itself, not the home's index.",
 )
@@ -54,7 +77,9 @@ def locomo_recall(
         )
     except LocomoNotFound as exc:
         context.log.warning(f"skipped: {exc}. Set the asset's `data` config or MEMCORE_SHARED to run it.")
-        return dg.MaterializeResult(metadata={"skipped": True, "reason": str(exc)})
+        return dg.MaterializeResult(
+            metadata={"skipped": True, "reason": str(exc), "upstream": upstream_identity(context, retrieval_index)}
+        )
     # The result table lives in DuckDB beside the report (its own file: evals never write the memory store).
     with duckdb.connect(str(out / "evals.duckdb")) as con:
         rows = doc["results"]
@@ -72,6 +97,7 @@ def locomo_recall(
     report = Path(doc["report"]).read_text()
     return dg.MaterializeResult(
         metadata={
+            "upstream": upstream_identity(context, retrieval_index),
             "data_file": doc["data_file"],
             "licence": doc["licence"],
             "conversations": doc["conversations"],
@@ -86,7 +112,8 @@ def locomo_recall(
 
 @dg.asset(
     group_name="evals",
-    deps=[conversation_extraction],
+    deps=[conversation_extraction, mudoco],
+    code_version="1",
     description="Per-span versus whole-batch extraction on coreference items (MuDoCo and "
     "a synthetic set): accuracy with bootstrap intervals and McNemar's exact test. Lineage, not input: "
     "today it measures the extractor on its own corpora, not on what conversation_extraction wrote.",
@@ -99,6 +126,7 @@ def coref_mcnemar(context: dg.AssetExecutionContext, memory_home: MemoryHomeReso
     headline = tables.get("mudoco:all") or tables["synthetic"]
     return dg.MaterializeResult(
         metadata={
+            "upstream": upstream_identity(context, conversation_extraction),
             "per_span_accuracy": headline["per_span"]["accuracy"],
             "whole_batch_accuracy": headline["whole_batch"]["accuracy"],
             "mcnemar_p": headline["mcnemar_p"],
@@ -112,7 +140,8 @@ def coref_mcnemar(context: dg.AssetExecutionContext, memory_home: MemoryHomeReso
 
 @dg.asset(
     group_name="evals",
-    deps=[conversation_extraction],
+    deps=[conversation_extraction, locomo_dev],
+    code_version="1",
     description="Share of LoCoMo's per-session observations the extractor recovers, "
     "matched at a calibrated embedding threshold. Lineage, not input: today it measures the extractor "
     "on LoCoMo itself, not on what conversation_extraction wrote.",
@@ -126,10 +155,17 @@ def extraction_observation_recall(
         doc, _ = _run_suite(OBSERVATIONS, memory_home, context, embedder=embedder.name)
     except LocomoNotFound as exc:
         context.log.warning(f"skipped: {exc}")
-        return dg.MaterializeResult(metadata={"skipped": True, "reason": str(exc)})
+        return dg.MaterializeResult(
+            metadata={
+                "skipped": True,
+                "reason": str(exc),
+                "upstream": upstream_identity(context, conversation_extraction),
+            }
+        )
     rules = doc["results"][0]
     return dg.MaterializeResult(
         metadata={
+            "upstream": upstream_identity(context, conversation_extraction),
             "tau": doc["calibration"]["tau"],
             "calibration": dg.MetadataValue.json(doc["calibration"]),
             "rules_recall": rules["recall"],
@@ -143,6 +179,7 @@ def extraction_observation_recall(
 @dg.asset(
     group_name="evals",
     deps=[resolver_pairs_corpus],
+    code_version="1",
     description="The conflict resolver's judge on labelled pairs: precision per confidence "
     "band, a reliability diagram, thresholds for a target precision.",
 )
@@ -152,6 +189,7 @@ def resolver_calibration(context: dg.AssetExecutionContext, memory_home: MemoryH
     doc, _ = _run_suite(RESOLVER, memory_home, context)
     return dg.MaterializeResult(
         metadata={
+            "upstream": upstream_identity(context, resolver_pairs_corpus),
             "pairs": doc["pairs"],
             "labels": dg.MetadataValue.json(doc["labels"]),
             "retire_threshold": str(doc["retire_threshold"]),

@@ -8,6 +8,7 @@ the live annotations.
 import dagster as dg
 
 from .resources import EmbedderResource, LLMResource, MemoryHomeResource
+from .sources import extraction_queue, memory_home_source
 from .timeline import STORE_POOL
 
 
@@ -20,6 +21,8 @@ class DrainConfig(dg.Config):
 @dg.asset(
     group_name="extraction",
     pool=STORE_POOL,
+    deps=[extraction_queue, memory_home_source],
+    code_version="1",
     description="Run queued extraction and harvest jobs (set_from_messages and the consolidator) until "
     "none is due; a job whose worker died is taken again once its lease runs out.",
 )

@@ -9,6 +9,7 @@ import dagster as dg
 from .conversations import conversation_corpus, conversation_extraction
 from .extraction import extraction_queue_drain
 from .maintenance import expiry_sweep, index_maintenance, projection_repair, resolver_pass
+from .sources import SOURCES
 from .tenants import tenant_report
 
 
@@ -32,6 +33,13 @@ conversations_job = dg.define_asset_job(
     description="The conversation partitions: each chat, then the facts extracted from it (a range is one run).",
     executor_def=dg.in_process_executor,
 )
+observe_sources_job = dg.define_asset_job(
+    "observe_sources",
+    selection=dg.AssetSelection.assets(*(source.key for source in SOURCES)),
+    description="Observe what the pipeline reads but does not make (the home, the embedder, the queue, "
+    "the public corpora): a changed source turns its downstream stale.",
+    executor_def=dg.in_process_executor,
+)
 expiry_sweep_job = _job("expiry_sweep_job", expiry_sweep)
 index_maintenance_job = _job("index_maintenance_job", index_maintenance)
 resolver_job = _job("resolver_job", resolver_pass)
@@ -41,6 +49,7 @@ tenant_report_job = _job("tenant_report_job", tenant_report)
 
 JOBS = (
     main_job,
+    observe_sources_job,
     conversations_job,
     expiry_sweep_job,
     index_maintenance_job,

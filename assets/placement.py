@@ -13,6 +13,7 @@ from corpora.placement import PlacementCorpus, generate_placement, load_placed
 from memory_core.identity import Scope
 
 from .resources import MemoryHomeResource
+from .sources import memory_home_source
 from .timeline import STORE_POOL, _table
 
 
@@ -22,25 +23,32 @@ class PlacementConfig(dg.Config):
     tenant: str = "placement-demo"
 
 
-@dg.asset(group_name="corpora", description="Synthetic typed facts whose placement is known by construction.")
-def placement_corpus(context: dg.AssetExecutionContext, config: PlacementConfig) -> PlacementCorpus:
+@dg.asset(
+    group_name="corpora",
+    code_version="1",
+    description="Synthetic typed facts whose placement is known by construction.",
+)
+def placement_corpus(context: dg.AssetExecutionContext, config: PlacementConfig) -> dg.Output[PlacementCorpus]:
     corpus = generate_placement(seed=config.seed, items=config.items, tenant=config.tenant)
     expected: dict[str, int] = {}
     for item in corpus.items:
         expected[item.expected_reason] = expected.get(item.expected_reason, 0) + 1
-    context.add_output_metadata(
-        {
+    return dg.Output(
+        corpus,
+        data_version=dg.DataVersion(corpus.fingerprint),
+        metadata={
             "items": len(corpus.items),
             "fingerprint": corpus.fingerprint,
             "expected_reasons": dg.MetadataValue.md(_table(sorted(expected.items()), ("reason", "items"))),
-        }
+        },
     )
-    return corpus
 
 
 @dg.asset(
     group_name="placement",
     pool=STORE_POOL,
+    deps=[memory_home_source],
+    code_version="1",
     description="Each fact written with scope=auto: the k/v row and its graph fact land in the scope the "
     "ontology decides (tenant only when nothing is uncertain), in one transaction.",
 )

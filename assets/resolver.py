@@ -5,6 +5,7 @@ No `from __future__ import annotations` here: Dagster reads config and resource 
 the live annotations.
 """
 
+import hashlib
 from collections import Counter
 from itertools import zip_longest
 
@@ -14,6 +15,7 @@ from corpora.resolver_pairs import timeline_pairs
 from memory_core import Identity
 
 from .resources import MemoryHomeResource
+from .sources import memory_home_source
 from .timeline import STORE_POOL
 
 
@@ -24,24 +26,29 @@ class ResolverDemoConfig(dg.Config):
 
 @dg.asset(
     group_name="corpora",
+    code_version="1",
     description="Labelled statement pairs (update / contradiction / compatible) generated from the synthetic "
     "timeline, labels known by construction: what the resolver's demo writes and its calibration judges.",
 )
 def resolver_pairs_corpus() -> dg.MaterializeResult:
-    counts = Counter(pair.label for pair in timeline_pairs())
+    pairs = timeline_pairs()
+    counts = Counter(pair.label for pair in pairs)
+    content = hashlib.sha256(repr([(p.label, p.peer, p.new) for p in pairs]).encode()).hexdigest()[:16]
     return dg.MaterializeResult(
+        data_version=dg.DataVersion(content),
         metadata={
             "pairs": sum(counts.values()),
             "labels": dg.MetadataValue.json(dict(counts)),
             "provenance": "synthetic",
-        }
+        },
     )
 
 
 @dg.asset(
     group_name="bitemporal",
     pool=STORE_POOL,
-    deps=[resolver_pairs_corpus],
+    deps=[resolver_pairs_corpus, memory_home_source],
+    code_version="1",
     description="Synthetic statement pairs (update / contradiction / compatible by construction), each "
     "pair written by one user under two keys, the older first; the write path leaves them "
     "(auto_reinforce, threshold 0.99) for the resolver to judge.",

@@ -7,6 +7,7 @@ assets and the sensors work through one small handle (``HomeOps``) that does the
 """
 
 import os
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
@@ -20,6 +21,9 @@ from memory_core.environment import resolve_home
 from memory_core.errors import MemcoreError
 from memory_core.ports import Embedder
 from memory_core.resolver.actions import PassReport, ResolverSettings
+
+# The marker naming the home (``MemoryHomeResource.identity``).
+HOME_IDENTITY = "home_identity"
 
 
 class EmbedderResource(dg.ConfigurableResource):
@@ -60,6 +64,19 @@ class MemoryHomeResource(dg.ConfigurableResource):
         built = embedder.build(self.path) if embedder is not None else None
         with Memory.open(self.path, create=not read_only, read_only=read_only, embedder=built) as memory:
             yield memory
+
+    def identity(self) -> str:
+        """Which home this is: a random id the platform keeps in the home, made on the first call
+        (opening the home creates it empty if it does not exist, so the id is fixed before any
+        asset writes). A served home is named by its service's URL."""
+        if self.url:
+            return f"service:{self.url}"
+        with self.open() as memory:
+            found = memory.store.inspection.marker(HOME_IDENTITY)
+            if found is None:
+                found = uuid.uuid4().hex
+                memory.store.inspection.set_marker(HOME_IDENTITY, found)
+        return found
 
     def remote(self) -> RemoteMemory:
         """The memory service at ``url``, reached with the admin key in ``$key_env``."""

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from .resources import EmbedderResource, MemoryHomeResource
+from .sources import embedder_model
 from .timeline import STORE_POOL
 from .writers import STORE_WRITERS
 
@@ -10,7 +11,11 @@ from .writers import STORE_WRITERS
 @dg.asset(
     group_name="retrieval",
     pool=STORE_POOL,
-    deps=list(STORE_WRITERS),  # reindex rebuilds from every latest state of the store
+    deps=[*STORE_WRITERS, embedder_model],  # reindex rebuilds from every latest state of the store
+    code_version="1",
+    # Rebuilt once every writer has materialized and after any of them (or the embedder) changes,
+    # when the pipeline's automation sensor is on (``schedules.pipeline_automation``).
+    automation_condition=dg.AutomationCondition.eager(),
     description="The Lance retrieval index (vectors + BM25) rebuilt from the authoritative store.",
 )
 def retrieval_index(
@@ -22,6 +27,8 @@ def retrieval_index(
         context.add_output_metadata(
             {
                 "rows": rows,
+                # The store's state the index was built at: its newest version row.
+                "store_seq": memory.store.versions.last_seq,
                 "embedder": memory.embedder.name,
                 "dim": memory.embedder.dim,
                 "unindexed_rows": stats.get("unindexed_rows", 0),

@@ -14,7 +14,16 @@ from .jobs import (
     tenant_report_job,
 )
 from .resources import MemoryHomeResource
+from .retrieval import retrieval_index
 from .tenants import tenants
+
+# Declarative automation where Dagster does the job: the index follows the tables (eager). Off
+# until turned on in the UI, like the sensors below: on the embedded default one writer at a time.
+pipeline_automation = dg.AutomationConditionSensorDefinition(
+    "pipeline_automation",
+    target=dg.AssetSelection.assets(retrieval_index),
+    description="Rebuilds the retrieval index after the tables it is built from change (its eager condition).",
+)
 
 SCHEDULES = (
     dg.ScheduleDefinition(

@@ -13,6 +13,7 @@ from corpora.timeline import TimelineCorpus, check_probes, generate_timeline, lo
 from memory_core.reports import store_summary, summary_markdown
 
 from .resources import MemoryHomeResource
+from .sources import memory_home_source
 
 STORE_POOL = "memory_store"
 
@@ -29,25 +30,32 @@ def _table(rows: list[tuple], header: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-@dg.asset(group_name="corpora", description="Deterministic synthetic subjects whose facts change over time.")
-def timeline_corpus(context: dg.AssetExecutionContext, config: TimelineConfig) -> TimelineCorpus:
+@dg.asset(
+    group_name="corpora",
+    code_version="1",
+    description="Deterministic synthetic subjects whose facts change over time.",
+)
+def timeline_corpus(context: dg.AssetExecutionContext, config: TimelineConfig) -> dg.Output[TimelineCorpus]:
     corpus = generate_timeline(seed=config.seed, subjects=config.subjects)
     by_event = Counter(e.event for e in corpus.events)
-    context.add_output_metadata(
-        {
+    return dg.Output(
+        corpus,
+        data_version=dg.DataVersion(corpus.fingerprint),  # the content: another seed is another corpus
+        metadata={
             "events": len(corpus.events),
             "subjects": len(corpus.subjects),
             "probes": len(corpus.probes),
             "fingerprint": corpus.fingerprint,
             "events_by_kind": dg.MetadataValue.md(_table(sorted(by_event.items()), ("event", "count"))),
-        }
+        },
     )
-    return corpus
 
 
 @dg.asset(
     group_name="bitemporal",
     pool=STORE_POOL,
+    deps=[memory_home_source],
+    code_version="1",
     description="The timeline corpus written through the Memory tool, one run identity per subject.",
 )
 def timeline_memory(
@@ -119,6 +127,7 @@ def probes_answer_as_constructed(
 @dg.asset(
     group_name="bitemporal",
     deps=[timeline_memory],
+    code_version="1",
     description="Row counts of the bi-temporal store, written to reports/ in the memory home.",
 )
 def timeline_summary(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> None:
