@@ -6,6 +6,7 @@ copies it. Cleans the known defects of the evidence field and counts what it had
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -16,6 +17,9 @@ from typing import Any
 DEFAULT_FILE = "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 LICENCE = "CC BY-NC 4.0 (non-commercial, attribution): Maharana et al., ACL 2024, snap-research/LoCoMo"
+# The dev file's conversations (the public release's sample ids): the pipeline's partition keys,
+# known without reading the file, so that they exist (and say they are skipped) when it is absent.
+DEV_SAMPLE_IDS = ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43", "conv-44", "conv-47", "conv-48")
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _EVIDENCE_TOKEN = re.compile(r"^D:?(\d+):0*(\d+)$")
@@ -172,3 +176,27 @@ def load_observations(path: Path) -> list[Observation]:
                             )
                         )
     return out
+
+
+def session_messages(conversation: Conversation) -> list[tuple[int, datetime | None, list[dict[str, Any]]]]:
+    """Each session as (number, date, messages in the shape ``set_from_messages`` takes): both
+    speakers are users, told apart by name; each turn keeps its dia_id as the message id."""
+    sessions: dict[int, list[Turn]] = {}
+    for turn in conversation.turns:
+        sessions.setdefault(turn.session, []).append(turn)
+    return [
+        (
+            number,
+            turns[0].session_date,
+            [{"role": "user", "content": t.text, "name": t.speaker, "id": t.dia_id} for t in turns],
+        )
+        for number, turns in sorted(sessions.items())
+    ]
+
+
+def conversation_fingerprint(conversation: Conversation) -> str:
+    """Of the turns only (what extraction reads)."""
+    payload = json.dumps(
+        [conversation.sample_id, [(t.dia_id, t.speaker, t.text, str(t.session_date)) for t in conversation.turns]]
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]

@@ -43,6 +43,9 @@ def test_defs_resolve_every_job_schedule_and_sensor():
     for schedule in defs.schedules:
         assert defs.resolve_schedule_def(schedule.name).job is not None
     for sensor in defs.sensors:
+        if isinstance(sensor, dg.AutomationConditionSensorDefinition):  # targets assets, not a job
+            assert sensor.asset_selection is not None
+            continue
         assert defs.resolve_sensor_def(sensor.name).job is not None
     assert {s.name for s in defs.schedules} >= {
         "hourly_expiry_sweep",
@@ -51,7 +54,11 @@ def test_defs_resolve_every_job_schedule_and_sensor():
         "resolver_every_15_minutes",
         "projection_repair_every_30_minutes",
     }
-    assert {s.name for s in defs.sensors} == {"extraction_queue_sensor", "tenant_partitions_sensor"}
+    assert {s.name for s in defs.sensors} == {
+        "extraction_queue_sensor",
+        "tenant_partitions_sensor",
+        "pipeline_automation",
+    }
     for name in ("main", "expiry_sweep_job", "index_maintenance_job"):
         assert defs.resolve_job_def(name) is not None
     assert defs.resolve_schedule_def("hourly_expiry_sweep").job.name == "expiry_sweep_job"

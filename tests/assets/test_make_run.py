@@ -56,11 +56,12 @@ def test_a_second_make_run_materializes_nothing_and_new_data_or_a_new_home_turns
     first = _make_run(env)
     assert "materialize : retrieval_index — never materialized" in first
     assert "skipped     : locomo_recall — LoCoMo data not found" in first
+    assert "conversation: conv-26 — never materialized: skipped: LoCoMo data not found at" in first
 
     second = _make_run(env)
     assert "fresh       : all 14 assets of the main graph; nothing to materialize" in second, second
     assert "materialize :" not in second
-    assert all(f"conversation: syn-0{i} — fresh, not run" in second for i in range(4)), second
+    assert all(f"conversation: {key} — fresh, not run" in second for key in ("syn-00", "syn-03", "conv-26")), second
     assert "skipped     : locomo_recall — LoCoMo data not found" in second  # the skip is still reported
     with dg.DagsterInstance.from_config(str(dagster_home)) as instance:
         # The second run observed the sources and launched nothing else.
@@ -77,6 +78,8 @@ def test_a_second_make_run_materializes_nothing_and_new_data_or_a_new_home_turns
         assert any("(locomo_dev)" in cause for cause in statuses["locomo_recall"].causes)
         assert statuses["extraction_observation_recall"].status == "STALE"
         assert statuses["retrieval_index"].status == "FRESH"
+        corpus = status_of(instance, defs, ["conversation_corpus"], "conv-26")["conversation_corpus"]
+        assert corpus.status == "STALE"  # the skipped LoCoMo partitions run again
 
         # The home is deleted and made again: another identity, so every writer of it is stale.
         shutil.rmtree(tmp_path / "home")

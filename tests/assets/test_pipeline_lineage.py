@@ -9,8 +9,14 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
-from assets.conversations import build_conversation_extraction, conversation_corpus, conversation_extraction
+from assets.conversations import (
+    EXTRACTOR_CODE_VERSION,
+    build_conversation_extraction,
+    conversation_corpus,
+    conversation_extraction,
+)
 from assets.definitions import ASSETS, defs
 from assets.resources import EmbedderResource, LLMResource, MemoryHomeResource
 from assets.retrieval import retrieval_index
@@ -61,7 +67,8 @@ def test_every_eval_descends_from_the_index_or_the_extraction_and_every_root_is_
     assert orphans == set()
     roots = {name for name, node in nodes.items() if not node.parent_keys}
     corpora = {name for name, node in nodes.items() if node.group_name == "corpora"}
-    assert roots == corpora | ROOT_EXCEPTIONS.keys()
+    # A corpus may itself read an observed corpus (conversation_corpus reads locomo_dev).
+    assert ROOT_EXCEPTIONS.keys() <= roots <= corpora | ROOT_EXCEPTIONS.keys()
     # Maintenance sits downstream of what it maintains: the graph is one pipeline.
     maintenance = {name for name, node in nodes.items() if node.group_name == "maintenance"}
     assert maintenance and all(nodes[name].parent_keys for name in maintenance)
@@ -168,3 +175,38 @@ def test_a_cli_partition_range_backfills_both_conversations_in_one_run(tmp_path)
         for name in ("conversation_corpus", "conversation_extraction"):
             assert instance.get_materialized_partitions(dg.AssetKey(name)) == {"syn-00", "syn-01"}
         assert len(instance.get_runs()) == 1  # the range ran as one run (single-run backfill policy)
+
+
+def test_a_locomo_partition_extracts_its_sessions_or_says_where_it_looked(tmp_path, monkeypatch):
+    from corpora.locomo import LocomoNotFound, locate
+    from memory_core.environment import shared_root
+
+    one = {"dagster/asset_partition_range_start": "conv-26", "dagster/asset_partition_range_end": "conv-26"}
+    monkeypatch.setenv("MEMCORE_SHARED", str(tmp_path / "nowhere"))
+    absent = dg.materialize(
+        [conversation_corpus, conversation_extraction], tags=one, resources=resources(tmp_path / "home")
+    )
+    assert absent.success
+    assert (
+        "LoCoMo data not found at"
+        in absent.asset_materializations_for_node("conversation_corpus")[0].metadata["reason"].value
+    )
+    by_conversation = absent.asset_materializations_for_node("conversation_extraction")[0].metadata["by_conversation"]
+    assert by_conversation.value["conv-26"].startswith("skipped: LoCoMo data not found at")
+
+    monkeypatch.delenv("MEMCORE_SHARED")
+    try:
+        locate(None, shared_root())
+    except LocomoNotFound as exc:
+        pytest.skip(f"the rest needs the LoCoMo dev file ({exc})")
+    present = dg.materialize(
+        [conversation_corpus, conversation_extraction], tags=one, resources=resources(tmp_path / "home")
+    )
+    metadata = present.asset_materializations_for_node("conversation_extraction")[0].metadata
+    written, extractor = metadata["by_conversation"], metadata["extractor"].value
+    assert isinstance(written.value["conv-26"], int) and written.value["conv-26"] > 0
+    with Memory.open(tmp_path / "home", read_only=True) as memory:
+        tool = memory.for_run(Identity(tenant="locomo-dev", user="conv-26"))
+        keys = memory.store.inspection.marker(f"conversation:conv-26:{EXTRACTOR_CODE_VERSION}:{extractor}").split(",")
+        assert len(keys) == written.value["conv-26"]
+        assert all(tool.get(key).provenance.session.startswith("conv-26-s") for key in keys)
