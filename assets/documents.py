@@ -14,10 +14,8 @@ import dagster as dg
 from memory_core import Identity
 
 from .resources import MemoryHomeResource
-from .sources import memory_home_source, project_guides
+from .sources import DOCS, memory_home_source, project_guides
 from .timeline import STORE_POOL
-
-DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 class DocumentsConfig(dg.Config):

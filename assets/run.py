@@ -14,7 +14,7 @@ from memory_core.environment import resolve_home
 
 from .conversations import conversation_partitions
 from .definitions import defs
-from .staleness import AssetStatus, children_of, partition_ranges, plan, status_of
+from .staleness import AssetStatus, children_of, partition_ranges, plan, status_of, statuses_by_partition
 
 LOGS = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 CONVERSATION_ASSETS = ("conversation_corpus", "conversation_extraction")
@@ -35,9 +35,10 @@ def observe_sources(instance: dg.DagsterInstance) -> dg.ExecuteInProcessResult:
 
 def conversations_to_run(instance: dg.DagsterInstance) -> dict[str, str]:
     """Each conversation partition not fresh (either of its two assets), with why."""
-    owed = {}
-    for key in conversation_partitions.get_partition_keys():
-        for status in status_of(instance, defs, CONVERSATION_ASSETS, key).values():
+    keys = conversation_partitions.get_partition_keys()
+    owed: dict[str, str] = {}
+    for key, statuses in statuses_by_partition(instance, defs, CONVERSATION_ASSETS, keys).items():
+        for status in statuses.values():
             if status.status != "FRESH":
                 owed.setdefault(key, status.why)
     return owed
@@ -74,9 +75,12 @@ def run_conversations(instance: dg.DagsterInstance, owed: dict[str, str]) -> boo
     return ok
 
 
+def main_assets() -> list[str]:
+    return sorted(k.to_user_string() for k in defs.resolve_job_def("main").asset_layer.selected_asset_keys)
+
+
 def main_statuses(instance: dg.DagsterInstance) -> dict[str, AssetStatus]:
-    selected = defs.resolve_job_def("main").asset_layer.selected_asset_keys
-    return status_of(instance, defs, sorted(k.to_user_string() for k in selected))
+    return status_of(instance, defs, main_assets())
 
 
 def run_main(instance: dg.DagsterInstance) -> tuple[dg.ExecuteInProcessResult | None, list[str]]:
@@ -102,7 +106,7 @@ def run_main(instance: dg.DagsterInstance) -> tuple[dg.ExecuteInProcessResult | 
 
 def print_skipped(instance: dg.DagsterInstance) -> None:
     """Assets whose latest materialization was a skip (their data was missing), run now or before."""
-    for name in sorted(main_statuses(instance)):
+    for name in main_assets():
         event = instance.get_latest_materialization_event(dg.AssetKey(name))
         metadata = event.asset_materialization.metadata if event and event.asset_materialization else {}
         if "skipped" in metadata:

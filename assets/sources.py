@@ -18,13 +18,13 @@ from pathlib import Path
 
 import dagster as dg
 
-from corpora.coref import MUDOCO_DOMAINS, MUDOCO_LICENCE
-from corpora.locomo import DEFAULT_FILE, LICENCE
+from corpora.coref import MUDOCO_DOMAINS, MUDOCO_LICENCE, CorpusNotFound, locate_mudoco
+from corpora.locomo import LICENCE, LocomoNotFound, locate
 from memory_core.environment import shared_root
 
 from .resources import EmbedderResource, MemoryHomeResource
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[1] / "docs"  # the project's guides (``guide_documents``)
 
 
 def files_version(paths: list[Path]) -> str:
@@ -38,12 +38,13 @@ def files_version(paths: list[Path]) -> str:
     return digest.hexdigest()[:16]
 
 
-def _files_observation(paths: list[Path], where: Path, licence: str) -> dg.ObserveResult:
-    if not paths:
-        return dg.ObserveResult(
-            data_version=dg.DataVersion("absent"),
-            metadata={"looked_in": str(where), "present": False, "licence": licence},
-        )
+def _absent(why: str, licence: str) -> dg.ObserveResult:
+    return dg.ObserveResult(
+        data_version=dg.DataVersion("absent"), metadata={"reason": why, "present": False, "licence": licence}
+    )
+
+
+def _files_observation(paths: list[Path], licence: str) -> dg.ObserveResult:
     return dg.ObserveResult(
         data_version=dg.DataVersion(files_version(paths)),
         metadata={
@@ -100,8 +101,10 @@ def extraction_queue(memory_home: MemoryHomeResource) -> dg.ObserveResult:
     "../shared/corpora/locomo or $MEMCORE_SHARED; never copied into the repo.",
 )
 def locomo_dev() -> dg.ObserveResult:
-    path = shared_root() / "corpora" / "locomo" / DEFAULT_FILE
-    return _files_observation([path] if path.exists() else [], path, LICENCE)
+    try:
+        return _files_observation([locate(None, shared_root())], LICENCE)
+    except LocomoNotFound as exc:
+        return _absent(str(exc), LICENCE)
 
 
 @dg.observable_source_asset(
@@ -110,9 +113,12 @@ def locomo_dev() -> dg.ObserveResult:
     "or $MEMCORE_SHARED; never copied into the repo.",
 )
 def mudoco() -> dg.ObserveResult:
-    folder = shared_root() / "corpora" / "mudoco"
+    try:
+        folder = locate_mudoco(None, shared_root())
+    except CorpusNotFound as exc:
+        return _absent(str(exc), MUDOCO_LICENCE)
     paths = [folder / f"mudoco_{d}.json" for d in MUDOCO_DOMAINS]
-    return _files_observation([p for p in paths if p.exists()], folder, MUDOCO_LICENCE)
+    return _files_observation([p for p in paths if p.exists()], MUDOCO_LICENCE)
 
 
 @dg.observable_source_asset(
@@ -120,7 +126,9 @@ def mudoco() -> dg.ObserveResult:
     description="The project's own guides, docs/*.md: what guide_documents stores.",
 )
 def project_guides() -> dg.ObserveResult:
-    return _files_observation(sorted(DOCS.glob("*.md")), DOCS, "the project's own documentation")
+    licence = "the project's own documentation"
+    paths = sorted(DOCS.glob("*.md"))
+    return _files_observation(paths, licence) if paths else _absent(f"no Markdown files in {DOCS}", licence)
 
 
 SOURCES = (memory_home_source, embedder_model, extraction_queue, locomo_dev, mudoco, project_guides)

@@ -35,7 +35,17 @@ class AssetStatus:
 def status_of(
     instance: dg.DagsterInstance, definitions: dg.Definitions, keys: Iterable[str], partition: str | None = None
 ) -> dict[str, AssetStatus]:
-    """Each asset's status now, from the instance's event log (one resolver: its cache is per call)."""
+    """Each asset's status now (of ``partition``, for partitioned assets), from the event log."""
+    return statuses_by_partition(instance, definitions, keys, [partition])[partition]
+
+
+def statuses_by_partition(
+    instance: dg.DagsterInstance,
+    definitions: dg.Definitions,
+    keys: Iterable[str],
+    partitions: Sequence[str | None],
+) -> dict[str | None, dict[str, AssetStatus]]:
+    """Each asset's status in each partition, through one resolver (its cache spans the call)."""
     from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
     from dagster._core.definitions.data_version import CachingStaleStatusResolver
     from dagster._time import get_current_datetime
@@ -47,14 +57,20 @@ def status_of(
         asset_graph=graph,
     )
     resolver = CachingStaleStatusResolver(instance=instance, asset_graph=graph, loading_context=view)
-    out = {}
-    for name in keys:
-        key = dg.AssetKey(name)
-        causes = tuple(
-            f"{c.reason} ({c.dependency.asset_key.to_user_string()})" if c.dependency else c.reason
-            for c in resolver.get_stale_causes(key, partition)
-        )
-        out[name] = AssetStatus(name, resolver.get_status(key, partition).value, causes, partition)
+    names = list(keys)
+    out: dict[str | None, dict[str, AssetStatus]] = {}
+    for partition in partitions:
+        out[partition] = {}
+        for name in names:
+            key = dg.AssetKey(name)
+            # Once each: a partitioned dependency gives the same cause for each of its partitions.
+            causes = tuple(
+                dict.fromkeys(
+                    f"{c.reason} ({c.dependency.asset_key.to_user_string()})" if c.dependency else c.reason
+                    for c in resolver.get_stale_causes(key, partition)
+                )
+            )
+            out[partition][name] = AssetStatus(name, resolver.get_status(key, partition).value, causes, partition)
     return out
 
 
