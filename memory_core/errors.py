@@ -331,3 +331,55 @@ class CostCapReached(MemcoreError):
 
     status = 429
     code = "COST_CAP_REACHED"
+
+
+# -- remember: lenses, frames, receipts ---------------------------------------------------------
+
+
+class LensNotFound(NotFound):
+    """A lens this tenant never defined (or one of another tenant: the same answer)."""
+
+    code = "LENS_NOT_FOUND"
+
+
+class LensExpired(ScopeForbidden):
+    code = "LENS_EXPIRED"
+
+
+class LensNotWorn(ScopeForbidden):
+    """A lens the caller is not assigned (only a principal, an admin key, may wear any lens)."""
+
+    code = "LENS_NOT_WORN"
+
+
+class CapabilityMissing(ScopeForbidden):
+    """None of the worn lenses grants the capability the op needs (read, capture, decide, approve)."""
+
+    code = "CAPABILITY_MISSING"
+
+
+class FrameNotFound(NotFound):
+    code = "FRAME_NOT_FOUND"
+
+
+class FrameNotOwned(ScopeForbidden):
+    """A frame another consumer of the tenant opened: only its consumer works under it."""
+
+    code = "FRAME_NOT_OWNED"
+
+
+class FrameClosed(MemcoreError):
+    status = 409
+    code = "FRAME_CLOSED"
+
+
+class ReceiptInvalid(InvalidInput):
+    """A receipt whose signature does not verify, whose fields were changed, or that is malformed."""
+
+    code = "RECEIPT_INVALID"
+
+
+class ReceiptKeyUnknown(ReceiptInvalid):
+    """A receipt signed with a key the verifier does not hold."""
+
+    code = "RECEIPT_KEY_UNKNOWN"

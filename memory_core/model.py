@@ -83,6 +83,13 @@ class Provenance:
     source_turn: str | None = None  # the message the quote comes from
     source_span: tuple[int, int] | None = None  # [start, end) of the quote in that message
     compaction_generation: int | None = None  # which distillation boundary banked the span
+    # A capture's envelope (``substrate``): the lens and frame it was made under, the actors that
+    # relayed it (the caller last), and the author and source it names (claims, not identity).
+    lens_id: str | None = None
+    frame_id: str | None = None
+    actor_chain: tuple[str, ...] = ()
+    author: str | None = None
+    source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -97,6 +104,11 @@ class Provenance:
             "source_turn": self.source_turn,
             "source_span": list(self.source_span) if self.source_span else None,
             "compaction_generation": self.compaction_generation,
+            "lens_id": self.lens_id,
+            "frame_id": self.frame_id,
+            "actor_chain": list(self.actor_chain),
+            "author": self.author,
+            "source": self.source,
         }
 
     @classmethod

@@ -23,6 +23,7 @@ from memory_core.identity import Scope
 from memory_core.resolver.actions import ResolverSettings
 from memory_core.resolver.judge import RuleJudge
 from memory_core.retrieval.calibration import Calibration
+from tests.fuzz_remember import REMEMBER_ARGS
 from tests.fuzz_values import (
     ANY_TEXT,
     AWARE,
@@ -247,6 +248,7 @@ ARGS: dict[Any, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "identity": (st.just(FromStore("identity")), st.sampled_from(["acme", {"tenant": "acme"}])),
     "state": (st.just(FromStore("state")), st.just({"key": "k1"})),
     "progress": (st.one_of(st.none(), st.just(lambda done, total: None)), st.just(5)),
+    **REMEMBER_ARGS,
 }
 
 

@@ -19,8 +19,11 @@ from typing import Any, Callable, Sequence
 
 from ..adapters.calibrations import read_calibrations, write_calibration
 from ..adapters.duckdb import DuckDBHome
+from ..adapters.duckdb.home import KEY_DIR
 from ..adapters.duckdb.sql_memory import SqlMemory
 from ..adapters.embedders import make_embedder
+from ..adapters.receipt_keys import FileKeyring
+from ..adapters.tokens import DefaultTokens
 from ..audit import AuditReport
 from ..clock import SystemClock
 from ..errors import InvalidInput
@@ -28,7 +31,7 @@ from ..extraction.model import Extractor
 from ..extraction.pipeline import BUILTIN_STEPS, Step
 from ..identity import Identity
 from ..model import FactVersion
-from ..ports import LLM, Clock, Embedder, IndexSink, SqlDatabases, Store
+from ..ports import LLM, Clock, Embedder, IndexSink, ReceiptKeyring, SqlDatabases, Store, TokenCounter
 from ..resolver.actions import PassReport, ResolverSettings
 from ..resolver.judge import Judge, RuleJudge
 from ..retrieval.calibration import Calibration
@@ -82,6 +85,8 @@ class Memory:
         embedder: Embedder | None = None,
         *,
         open_index: Callable[[Session], IndexPorts] = open_lance_index,
+        receipts: ReceiptKeyring | None = None,
+        tokens: TokenCounter | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -92,6 +97,8 @@ class Memory:
             embedder,
             open_index=open_index,
             open_sql=lambda: SqlMemory(store.home / "sql", read_only=store.read_only),
+            receipts=receipts or FileKeyring(store.home / KEY_DIR, read_only=store.read_only),
+            tokens=tokens or DefaultTokens(),
         )
         self.keys = AccessService(self.session)  # the memory service's API keys
         self._closed = False
@@ -121,7 +128,8 @@ class Memory:
         try:
             if isinstance(embedder, str):
                 embedder = make_embedder(embedder, cache_dir=home / "models", **embedder_options)
-            memory = cls(store, clock, new_id, embedder=embedder, open_index=open_index)
+            keyring = FileKeyring(Path(key_dir) if key_dir is not None else home / KEY_DIR, read_only=read_only)
+            memory = cls(store, clock, new_id, embedder=embedder, open_index=open_index, receipts=keyring)
             memory.session.relevance.update(read_calibrations(home))
             memory.llm = llm
         except BaseException:

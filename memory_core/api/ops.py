@@ -36,6 +36,13 @@ READ_OPS = frozenset(
         "placement",
         "place_fact",
         "known_types",
+        "lenses",
+        "frame_get",
+        "frame_history",
+        "frames",
+        "events",
+        "receipt_keys",
+        "verify_receipt",
     }
 )
 

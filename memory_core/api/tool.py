@@ -4,7 +4,7 @@ op names a scope; the owner of the rows it touches comes from the identity, neve
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, TypeVar
 
 from ..documents import Document, DocumentSummary
 from ..extraction.model import Extractor
@@ -13,7 +13,6 @@ from ..graph.answers import GraphFact, GraphRecall
 from ..identity import Identity, Scope
 from ..lifecycle.history import RollbackPlan
 from ..model import FactVersion, Kind, Op, WriteResult
-from ..placement import Ontology, Placement
 from ..ports import QueueRow, SqlParams, SqlResult
 from ..retrieval.answer import Answer
 from ..retrieval.recipes import DEFAULT_RECIPE
@@ -27,15 +26,17 @@ from ..services.lifecycle import LifecycleService
 from ..services.reads import ReadsService
 from ..services.review import ReviewDecision, ReviewItem, ReviewService
 from ..services.sql import SqlService
-from ..services.tenant_settings import TenantSettingsService
 from ..services.writes import WritesService
 from ..temporal import Instant
 from ..write.batch import BulkResult
+from . import remember, settings_ops
 from .boundary import own_arguments
 from .validate import TOOL_RULES, guard_ops
 
 if TYPE_CHECKING:
     from .memory import Memory
+
+S = TypeVar("S")
 
 
 @guard_ops(TOOL_RULES)  # every argument is checked before the op runs (api/validate.py)
@@ -55,7 +56,6 @@ class MemoryTool:
         self._graph = GraphService(session, identity, origin)
         self._extraction = ExtractionService(session, identity, origin)
         self._review = ReviewService(session, identity, origin)
-        self._settings = TenantSettingsService(session, identity, origin)
         self._sql = SqlService(session, identity, origin)
 
     # -- writes --------------------------------------------------------------------------------
@@ -358,41 +358,39 @@ class MemoryTool:
         (both stand); audited and recorded, and ``restore`` undoes a retirement."""
         return self._review.resolve_conflict(key, peer_key, decision, scope=scope)
 
-    # -- the tenant's settings -----------------------------------------------------------------
-    def configure(self, **settings: Any) -> dict[str, Any]:
-        """Change this tenant's write settings (admin only): policy, thresholds, char_limit, retention,
-        blacklist (RE2 patterns), bulk_check_cap, single_valued, the resolver's (``docs/write-path.md``)."""
-        return self._settings.configure(**settings)
+    # -- the tenant's settings (api/settings_ops.py) ---------------------------------------------
+    configure = settings_ops.configure
+    configure_type = settings_ops.configure_type
+    ontology_set = settings_ops.ontology_set
+    ontology_get = settings_ops.ontology_get
+    placement = settings_ops.placement
+    place_fact = settings_ops.place_fact
+    known_types = settings_ops.known_types
 
-    def configure_type(self, memory_type: str, **settings: Any) -> dict[str, Any]:
-        """Change one memory type's settings (retype_to, dedup_threshold, retention_days, on_expire,
-        embedded, key_identified). Admin only."""
-        return self._settings.configure_type(memory_type, **settings)
+    # -- remember: lenses, frames, captures, decisions, views, events, receipts (api/remember.py) -
+    lens_define = remember.lens_define
+    lens_expire = remember.lens_expire
+    lens_assign = remember.lens_assign
+    lens_unassign = remember.lens_unassign
+    permission_group_define = remember.permission_group_define
+    lens_roster_load = remember.lens_roster_load
+    lenses = remember.lenses
+    frame_open = remember.frame_open
+    frame_update = remember.frame_update
+    frame_close = remember.frame_close
+    frame_get = remember.frame_get
+    frame_history = remember.frame_history
+    frames = remember.frames
+    capture = remember.capture
+    decide = remember.decide
+    decision_outcome = remember.decision_outcome
+    render = remember.render
+    get_context = remember.get_context
+    retrieval_feedback = remember.retrieval_feedback
+    events = remember.events
+    receipt_keys = remember.receipt_keys
+    verify_receipt = remember.verify_receipt
 
-    def ontology_set(self, markdown: str) -> Ontology:
-        """Store a new version of this tenant's ontology (Markdown; see ``placement``). Admin only."""
-        return self._settings.ontology_set(markdown)
-
-    def ontology_get(self) -> Ontology | None:
-        """This tenant's newest ontology, parsed, with its version (None when it has none)."""
-        return self._settings.ontology_get()
-
-    def placement(
-        self,
-        subject: str,
-        subject_type: str,
-        *,
-        known_types: Iterable[str] = (),
-        profile_owner: str | None = None,
-    ) -> Placement:
-        """Where a fact about ``subject`` of ``subject_type`` belongs for this run, and why."""
-        return self._settings.placement(subject, subject_type, known_types=known_types, profile_owner=profile_owner)
-
-    def place_fact(self, subject: Any, subject_type: Any) -> Placement:
-        """The placement of a fact about ``subject``: the types the graph already gives the
-        subject (in the user's scope and, when readable, the tenant's) count as known types."""
-        return self._settings.place_fact(subject, subject_type)
-
-    def known_types(self, subject: str) -> list[str]:
-        """The entity types the graph gives ``subject`` in the scopes this run may read."""
-        return self._settings.known_types(subject)
+    def _bound(self, service: type[S]) -> S:
+        """A service bound to this run (for the ops listed from sibling modules)."""
+        return service(self._memory.session, self.identity, self.origin)

@@ -50,6 +50,15 @@ def _key(value: Any, field: str, nullable: bool) -> None:
     validate_key(value)
 
 
+def _optional_key(value: Any, field: str, nullable: bool) -> None:
+    if value is not None:
+        validate_key(value)
+
+
+def _unit(value: Any, field: str, nullable: bool) -> None:
+    number(value, field, low=0, high=1, low_open=False, optional=True)
+
+
 def _doc_key(value: Any, field: str, nullable: bool) -> None:
     validate_doc_key(value)
 
@@ -240,6 +249,52 @@ TOOL_RULES: dict[str, Rule] = {
     "session": _text(blank=True),
     "profile_owner": _text(blank=True),
     "extractor": _named,
+    # remember (substrate.*: each op's own parser checks what the value means)
+    "lens_id": _text(max_chars=64),
+    "frame_id": _text(max_chars=64),
+    "decision_id": _text(max_chars=64),
+    "interaction_id": _text(max_chars=64),
+    "lenses": _names,
+    "scopes": _names,
+    "types": _names,
+    "tags": _names,
+    "inputs": _names,
+    "suppress": _names,
+    "unsuppress": _names,
+    "actor_chain": _names,
+    "entity_types": _names,
+    "relationships": _names,
+    "watches": _names,
+    "capabilities": _names,
+    "groups": _names,
+    "cross_lens": _names,
+    "permissions": _names,
+    "claim": _text(max_chars=20_000),
+    "source": _text(max_chars=2000),
+    "author": _text(max_chars=200),
+    "entity_type": _text(max_chars=200),
+    "consumer": _text(max_chars=300),
+    "group": _text(max_chars=64),
+    "intent": _text(max_chars=40),
+    "goal": _text(max_chars=4000),
+    "rationale": _text(max_chars=8000),
+    "outcome": _text(max_chars=4000),
+    "summary": _text(max_chars=8000),
+    "status": _text(max_chars=20),
+    "max_sensitivity": _text(max_chars=20),
+    "ref": _text(max_chars=300),
+    "verdict": _text(max_chars=20),
+    "timestamp": _instant,
+    "expires_at": _instant,
+    "at": _instant,
+    "since": _integer(0, 2**62),
+    "limit": _integer(1, 1000),
+    "passes": _integer(1, 5),
+    "include_index": _flag,
+    "next_steps": _later,  # substrate.frames.parse_steps
+    "preferences": _later,  # substrate.lenses.parse_preferences
+    "roster": _later,  # substrate.roster.parse_roster
+    "receipt": _later,  # substrate.receipts.parse_receipt
 }
 # Names that are set options in ``set`` and mean something else in another op.
 OP_RULES: dict[tuple[str, str], Rule] = {
@@ -251,6 +306,9 @@ OP_RULES: dict[tuple[str, str], Rule] = {
     ("known_types", "subject"): _text(),
     ("set_from_messages", "compaction_generation"): _integer(0, 2**31),
     ("ask", "k"): _integer(1, MAX_ASK_K),
+    ("capture", "key"): _optional_key,
+    ("capture", "confidence"): _unit,
+    ("lens_define", "title"): _text(max_chars=200),
 }
 # A batch's (or a snapshot's) own levels above the values it carries: a value may nest as deep
 # in a batch as in a point write.

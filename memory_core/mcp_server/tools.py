@@ -30,12 +30,23 @@ from ..errors import InvalidInput, MemcoreError
 from ..wire import decode_any, encode, error_body
 
 # Ops whose name already says which plane they act on keep it; every other op is ``memory_<op>``.
-_OWN_PREFIXES = ("doc_", "graph_", "sql_", "ontology_")
+_OWN_PREFIXES = ("doc_", "graph_", "sql_", "ontology_", "lens_", "frame_")
 _OWN_NAMES = frozenset({"list_facts"})
 
 # Writes that remove or overwrite what was there (MCP's ``destructiveHint``); other writes add.
 _DESTRUCTIVE = frozenset(
-    {"delete", "delete_version", "doc_delete", "redact", "reject", "rollback", "restore_snapshot", "configure"}
+    {
+        "delete",
+        "delete_version",
+        "doc_delete",
+        "redact",
+        "reject",
+        "rollback",
+        "restore_snapshot",
+        "configure",
+        "lens_expire",
+        "lens_unassign",
+    }
 )
 
 # Ops that reach past the home (MCP's ``openWorldHint``): ask calls the memory's language model.

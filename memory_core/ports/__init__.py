@@ -20,6 +20,7 @@ from .store import (
     TenantSettingsStore,
     WorkQueue,
 )
+from .substrate import ReceiptKeyring, SubstrateRecord, SubstrateStore, TokenCounter
 from .versions import Head, KeyChange, StagedRows, VersionLog, WriteBatch
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "NewRows",
     "ProjectionLedger",
     "QueueRow",
+    "ReceiptKeyring",
     "ResolverLedger",
     "SearchIndex",
     "SqlDatabases",
@@ -46,7 +48,10 @@ __all__ = [
     "SqlResult",
     "StagedRows",
     "Store",
+    "SubstrateRecord",
+    "SubstrateStore",
     "TenantSettingsStore",
+    "TokenCounter",
     "VersionLog",
     "WorkQueue",
     "WriteBatch",

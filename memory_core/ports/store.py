@@ -16,6 +16,7 @@ from ..graph.model import Observation
 from ..graph.plan import GraphInputs
 from ..identity import Namespace
 from ..model import FactVersion
+from .substrate import SubstrateStore
 from .versions import VersionLog
 
 
@@ -52,6 +53,10 @@ class GraphStore(Protocol):
         ...
 
     def counts(self) -> dict[str, int]: ...
+
+    def current_observations(self, namespace: Namespace, as_of: datetime) -> list[Observation]:
+        """Every observation of the namespace current at ``as_of`` (what a view shows of the graph)."""
+        ...
 
 
 # -- the work queue ----------------------------------------------------------------------------
@@ -278,5 +283,6 @@ class Store(Protocol):
     projections: ProjectionLedger
     inspection: Inspection
     api_keys: ApiKeyStore
+    substrate: SubstrateStore
 
     def close(self) -> None: ...

@@ -11,6 +11,7 @@ from ..audit import AuditEntry, AuditReport, AuditRow
 from ..graph.plan import GraphWrite
 from ..identity import Namespace
 from ..model import FactVersion
+from ..substrate.events import StateChange
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +37,15 @@ class KeyChange:
 
 @dataclass(frozen=True, slots=True)
 class WriteBatch:
-    """Everything one write appends: its key changes, its audit rows and what it does to the graph
-    (decided before the transaction, applied in it): all of it or none."""
+    """Everything one write appends: its key changes, its audit rows, what it does to the graph,
+    its state-change events and the substrate records it keeps (decided before the transaction,
+    applied in it): all of it or none."""
 
     changes: tuple[KeyChange, ...]
     audits: tuple[AuditEntry, ...]
     graph: tuple[GraphWrite, ...] = ()
+    events: tuple[StateChange, ...] = ()
+    records: tuple[Any, ...] = ()  # ``ports.substrate.SubstrateRecord``s
 
     @property
     def rows(self) -> tuple[FactVersion, ...]:
@@ -107,6 +111,10 @@ class VersionLog(Protocol):
 
     def latest_states(self, fact_ids: Sequence[str] | None = None) -> list[FactVersion]: ...
 
+    def version_rows(self, ids: Sequence[str]) -> list[FactVersion]:
+        """The version rows of these ids (an event's before and after)."""
+        ...
+
     def rows_since(self, seq: int, until: int | None = None) -> list[str]: ...
 
     def expired_keys(self, now: datetime) -> dict[Namespace, list[str]]: ...
@@ -145,10 +153,12 @@ class VersionLog(Protocol):
         content_sha256: str,
         audit: AuditEntry,
         requoted: Sequence[FactVersion] = (),
+        events: Sequence[StateChange] = (),
     ) -> None:
         """Overwrite the value of the given version rows in place (the one edit the log allows),
         and forget the graph they stated; ``requoted``: rows of other notes whose index context
-        quoted them, stored again with the context they are given, in the same transaction."""
+        quoted them, stored again with the context they are given; ``events``: the redaction's
+        state changes; all in one transaction."""
         ...
 
     def notes_quoting(self, namespace: Namespace, note_id: str, session: str, text: str) -> list[FactVersion]:

@@ -31,7 +31,7 @@ from ..api.upkeep import IndexUpkeep
 from ..errors import InternalError, InvalidInput, MemcoreError, NotFound, UnknownOp
 from ..mcp_server import mcp_endpoint
 from ..wire import decode_any
-from . import admin, schemas
+from . import admin, remember_routes, schemas
 from .guards import ServiceSettings, read_body
 from .state import (
     MODEL_HEADER,
@@ -253,6 +253,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_
             tags=["memory tool"],
         )
     admin.register(app, state, measured)
+    remember_routes.register(app, state, measured, tool_handler)
     # An ASGI app: the MCP transport answers itself.
     app.add_route("/mcp", _MeasuredAsgi(state, "mcp", mcp), include_in_schema=False)
     _describe_ops(app)

@@ -35,6 +35,7 @@ from ..session import Commit, RunService
 from ..session.bulk import run_bulk
 from ..session.keys import read_key
 from ..session.reads import fact_at_time, live_keys
+from ..substrate.events import EventContext
 from ..temporal import Instant
 from ..write.settle import entry_request
 
@@ -107,7 +108,14 @@ class DocumentsService(RunService):
         with session.locked():
             retired = self._tombstones(namespace, self._chunk_keys(namespace, doc_key)[len(chunks) :], now)
             stale = [r for c in retired for r in c.rows]
-            result = run_bulk(session, requests, check_cap=0, operation="doc_put", extra=stale)
+            result = run_bulk(
+                session,
+                requests,
+                check_cap=0,
+                operation="doc_put",
+                extra=stale,
+                context=EventContext(key=doc_row_key(doc_key)),
+            )
         verdict = "unchanged" if not result.written else "written"
         return WriteResult(
             verdict,

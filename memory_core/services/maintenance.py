@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 from ..audit import audit_entry
+from ..identity import GLOBAL_TENANT, Namespace, Scope
 from ..lifecycle.expiry import decide_expiry
 from ..ports import KeyChange
 from ..session import Commit, Session
 from ..session.keys import read_key
+from ..session.substrate import worker_trace
 
 
 class ExpiryService:
@@ -33,4 +35,8 @@ class ExpiryService:
                 if changes:
                     session.commit(Commit(tuple(changes), tuple(audits)))
             counts["keys"] += len(changes)
+        if not counts["keys"]:
+            # A sweep that found nothing says so: restraint, not a sweep that never ran.
+            home = Namespace(GLOBAL_TENANT, Scope.GLOBAL, GLOBAL_TENANT)
+            worker_trace(session, home, actor, "no_op", f"expiry sweep at {now.isoformat()}: no fact past its expiry")
         return counts

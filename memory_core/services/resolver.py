@@ -24,6 +24,8 @@ from ..resolver.fold import Action, PairFacts, Thresholds, fold
 from ..resolver.judge import Judge, JudgeRequest, PeerView
 from ..session import Session
 from ..session.resolution import apply_pair
+from ..session.substrate import worker_trace
+from ..substrate.refs import ref
 from ..texts import value_text
 
 
@@ -226,7 +228,7 @@ def act(
         now = session.clock.now()
         row, peer = versions.fact_state(ns, key, fact_id), versions.fact_state(ns, peer_key, peer_id)
         if session.ledger.erasure_under_way(ns.tenant):
-            return Action("nothing", "an erasure is under way in the tenant")
+            return Action("nothing", "an erasure is under way in the tenant")  # nothing may be written there
         if not (holds(row, now) and holds(peer, now)) or row.content_sha256 != sha or row.pinned or peer.pinned:
             return Action("nothing", "a row changed, retired or was pinned since it was read")
         row_at, row_dated = asserted(session, ns, row)
@@ -236,9 +238,14 @@ def act(
         if action.kind == "retire" and peer.locked:
             action = Action("flag", "update, but the peer is locked: a lock refuses retirement")
         reason = judgement.reason
-        apply_pair(
+        written = apply_pair(
             session, ns, row, peer, action, ACTOR, judgement.verdict, judgement.confidence, judge_name, now, reason
         )
+    if not written:
+        # Judged and left as it was: a trace, so restraint reads apart from a resolver that never ran.
+        judged = f"judged {judgement.verdict} ({judgement.confidence:.2f})"
+        why = f"{judged}: {action.kind}, nothing to change; {action.why}"
+        worker_trace(session, ns, ACTOR, "no_op", why, (ref("fact", fact_id), ref("fact", peer_id)))
     return action
 
 

@@ -102,7 +102,18 @@ class ReviewService(RunService):
             action = Action("retire" if decision == "retire_peer" else "clear", f"reviewer: {decision}")
             judge = f"reviewer:{identity.actor}"
             rows = apply_pair(
-                session, namespace, row, peer, action, identity.actor, "reviewer", 1.0, judge, now, decision
+                session,
+                namespace,
+                row,
+                peer,
+                action,
+                identity.actor,
+                "reviewer",
+                1.0,
+                judge,
+                now,
+                decision,
+                event_type="review.decided",
             )
         return ReviewDecision(decision, key, peer_key, len(rows))
 

@@ -28,6 +28,7 @@ from ..errors import (
 from ..identity import Namespace
 from ..model import FactVersion, Provenance
 from ..ports import KeyChange, NewRows
+from ..substrate.events import NO_CONTEXT, EventContext
 from ..write import phases
 from ..write.batch import BulkResult
 from ..write.outcome import result_verdict
@@ -51,9 +52,10 @@ def run_bulk(
     operation: str = "bulk_set",
     snapshot: tuple[str, int] | None = None,
     extra: Sequence[FactVersion] = (),
+    context: EventContext = NO_CONTEXT,
 ) -> BulkResult:
     """``extra``: rows the caller decided on other keys (a document's stale chunks retired), written
-    in the same transaction."""
+    in the same transaction; ``context``: what the batch's event says beyond its rows."""
     if not requests:
         return BulkResult((), {}, dry_run=dry_run)
     namespace = requests[0].namespace
@@ -63,7 +65,7 @@ def run_bulk(
     collecting = gc.isenabled()
     gc.disable()  # a batch allocates a few objects per entry and frees none: the cycle collector only slows it
     try:
-        return _run_bulk(session, requests, config, cap, skipped, dry_run, operation, snapshot, extra)
+        return _run_bulk(session, requests, config, cap, skipped, dry_run, operation, snapshot, extra, context)
     finally:
         if collecting:
             gc.enable()
@@ -79,6 +81,7 @@ def _run_bulk(
     operation: str,
     snapshot: tuple[str, int] | None,
     extra: Sequence[FactVersion],
+    context: EventContext,
 ) -> BulkResult:
     namespace = requests[0].namespace
     named = Counter(r.key for r in requests)
@@ -169,7 +172,7 @@ def _run_bulk(
                 vectors.embed_rest()
             changes = key_changes(namespace, written)
             # Still under the lock: no other write may miss the tail's keys in the cache.
-            tail_rows = _commit(session, changes, audit, snapshot, judged, tail, vectors, index_tail)
+            tail_rows = _commit(session, changes, audit, snapshot, judged, tail, vectors, index_tail, context)
     return _result((*written, *tail_rows), verdicts, skipped, checked, unchecked)
 
 
@@ -198,6 +201,7 @@ def _commit(
     tail: Tail,
     vectors: BatchVectors,
     index_tail: bool,
+    context: EventContext,
 ) -> list[FactVersion]:
     """The batch's one commit: its rows and the tail's staged columns in one transaction, then one
     index write for its new facts (the row states' and the tail's, whose index rows the worker
@@ -234,6 +238,7 @@ def _commit(
             staged=tail if tail.count else None,
             before_commit=vectors.wait,
             new_rows=new_rows,
+            context=context,
         )
     )
     return rows

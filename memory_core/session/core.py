@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager, Iterable, Mapping
+from functools import partial
+from typing import Callable, ContextManager, Iterable, Mapping
 
 import numpy as np
 
@@ -36,21 +37,25 @@ from ..ports import (
     IndexSink,
     KeyChange,
     NewRows,
+    ReceiptKeyring,
     SearchIndex,
     SqlDatabases,
     StagedRows,
     Store,
+    SubstrateRecord,
+    TokenCounter,
     WriteBatch,
 )
 from ..retrieval.calibration import Calibration
-from ..texts import value_text
-from ..vectors import stack_rows
+from ..substrate.events import EventContext, StateChange, redaction_event
 from ..write.conversation import context_of
 from ..write.peers import PeerVectors
 from ..write.tenant_config import WriteConfig, config_from_stored
 from .conversations import Conversations
 from .entities import GraphEntities
+from .events import write_events
 from .graph import follow_graph
+from .peer_cache import keep_peers, peer_vectors_of
 from .search_memo import SearchMemo
 
 IndexPorts = tuple[IndexSink, SearchIndex]
@@ -84,6 +89,12 @@ class Commit:
     staged: StagedRows | None = None
     before_commit: Callable[[], None] | None = None
     new_rows: NewRows | None = None
+    # The substrate's part: what the write's events say beyond its rows (``context``), the events
+    # themselves when the write appends no version row (``events``; None: one per audit entry,
+    # from the rows), and the versioned records it keeps (a lens, a frame, a decision trace).
+    context: EventContext = EventContext()
+    events: tuple[StateChange, ...] | None = None
+    records: tuple[SubstrateRecord, ...] = ()
 
     @property
     def rows(self) -> tuple[FactVersion, ...]:
@@ -111,6 +122,8 @@ class Session:
         open_index: Callable[[Session], IndexPorts] | None = None,
         open_sql: Callable[[], SqlDatabases] | None = None,
         extraction: ExtractionSettings | None = None,
+        receipts: ReceiptKeyring | None = None,
+        tokens: TokenCounter | None = None,
     ) -> None:
         self.store = store
         self.versions = store.versions
@@ -133,6 +146,8 @@ class Session:
         # Relevance calibrations by (embedder name, recipe name): Memory.open reads the home's.
         self.relevance: dict[tuple[str, str], Calibration] = {}
         self.llm: LLM | None = None  # what ``ask`` answers through (none: ``ask`` is refused)
+        self.receipt_keys = receipts  # signs disclosure receipts (remember's render, context, capture)
+        self.tokens = tokens  # what a context's token budget is counted with
         self.conversations = Conversations(self.versions.session_notes, self._session_notes_now, self.indexable)
         self.entities = GraphEntities(self.graph.entity_names)
         # Members built on first use are built once, whichever thread asks first.
@@ -198,28 +213,20 @@ class Session:
                 if self._peers is None:
                     # Under the store's lock: a namespace loading while a commit puts into it
                     # would otherwise miss that commit's vectors (see ``write.peers``).
-                    self._peers = PeerVectors(self.embedder.dim, self._load_peer_vectors, locked=self.versions.locked)
+                    self._peers = PeerVectors(
+                        self.embedder.dim, partial(peer_vectors_of, self), locked=self.versions.locked
+                    )
         return self._peers
-
-    def _load_peer_vectors(self, ns: Namespace) -> dict[str, tuple[str, Any]]:
-        """The value vectors of a namespace's facts that can be peers, embedded once per process
-        (later writes keep them current). Values only: a peer lives under another key."""
-        facts = [
-            s
-            for states in self.versions.namespace_states(ns).values()
-            for s in states
-            if s.kind is Kind.FACT and self.indexable(s)
-        ]
-        out: dict[str, tuple[str, Any]] = {}
-        for start in range(0, len(facts), 4096):
-            chunk = facts[start : start + 4096]
-            vectors = self.embedder.embed([value_text(s.value) for s in chunk])
-            out.update({s.fact_id: (s.key, v) for s, v in zip(chunk, vectors)})
-        return out
 
     def forget_peers(self) -> None:
         if self._peers is not None:
             self._peers.clear()
+
+    @property
+    def receipts(self) -> ReceiptKeyring:
+        if self.receipt_keys is None:
+            raise InvalidInput("this memory was opened without a receipt keyring: it cannot sign receipts")
+        return self.receipt_keys
 
     # -- tenant write settings -----------------------------------------------------------------
 
@@ -308,7 +315,13 @@ class Session:
             index = self.index
             graph = follow_graph(self, rows)
             self.versions.apply(
-                WriteBatch(write.changes, write.audits, graph),
+                WriteBatch(
+                    write.changes,
+                    write.audits,
+                    graph,
+                    write_events(self.versions, self.new_id, write, rows),
+                    write.records,
+                ),
                 snapshot=write.snapshot,
                 before_commit=write.before_commit,
                 staged=write.staged,
@@ -321,7 +334,7 @@ class Session:
                     index.flush(write.new_rows)
             elif write.new_rows is not None:
                 write.new_rows.done()
-            self._keep_peers(rows, peer_vectors, write.new_rows)
+            keep_peers(self.peers, rows, peer_vectors, write.new_rows)
             if write.staged is None:
                 self.conversations.noted(rows)
             else:  # a batch's fresh entries are columns: its sessions' tails are read anew
@@ -339,7 +352,8 @@ class Session:
         index and the peer cache forget them (under the lock, as a commit). ``requoted``: rows of
         the notes that quoted them, stored and indexed again with their new context."""
         with self.versions.locked():
-            self.versions.redact(rows, value_json, content_sha256, audit, requoted)
+            event = redaction_event(audit, rows, content_sha256, self.new_id())
+            self.versions.redact(rows, value_json, content_sha256, audit, requoted, (event,))
             self.conversations.forget()
             self.entities.forget()
             self.searches.forget()  # a kept page or trace must never show what was redacted
@@ -361,22 +375,3 @@ class Session:
                 finally:
                     self.searches.forget()  # nor one a search kept while the index was changing
                 self.forget_peers()
-
-    def _keep_peers(
-        self, rows: tuple[FactVersion, ...], vectors: Mapping[str, np.ndarray], new_rows: NewRows | None
-    ) -> None:
-        peers = self.peers
-        if peers is None:
-            return
-        if vectors:
-            by_fact = {r.fact_id: r for r in rows}
-            by_ns: dict[tuple[str, str, str], list[str]] = {}
-            for fact_id in vectors:
-                row = by_fact[fact_id]
-                by_ns.setdefault((row.tenant, row.scope, row.owner_id), []).append(fact_id)
-            for ns, fact_ids in by_ns.items():
-                keys = [by_fact[f].key for f in fact_ids]
-                peers.put_rows(Namespace(*ns), fact_ids, keys, stack_rows(vectors, fact_ids, peers.dim))
-        if new_rows is not None and new_rows.peers is not None:
-            ns, fact_ids, keys, matrix = new_rows.peers()
-            peers.put_rows(ns, fact_ids, keys, matrix)

@@ -15,6 +15,7 @@ from ..errors import EmbedderUnavailable
 from ..identity import Identity, Namespace, Scope
 from ..model import HeadVersion, Kind, Provenance, WriteResult
 from ..ports import Embedder
+from ..substrate.events import context_of
 from ..texts import texts_to_embed
 from ..write import phases
 from ..write.conversation import wants_context
@@ -126,6 +127,7 @@ def run_set(session: Session, request: SetRequest) -> WriteResult:
                     (audit,),
                     index_vectors={fact_id: vector} if fact_id else {},
                     peer_vectors={fact_id: peer_vector} if fact_id and state.rows[-1].kind is Kind.FACT else {},
+                    context=context_of(request.provenance),
                 )
             )
     return WriteResult(result_verdict(state), request.key, tuple(written), details)

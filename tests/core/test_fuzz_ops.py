@@ -24,9 +24,12 @@ from hypothesis import strategies as st
 from memory_core import FixedClock, Identity, Memory, MemoryTool
 from memory_core.errors import MemcoreError
 from memory_core.identity import Scope
+from memory_core.wire import encode
 from tests.conftest import T0, store_snapshot
 from tests.fuzz import ARGS, _step, calls, parameters, public_ops
 from tests.fuzz_values import GARBAGE, FromStore
+
+REMEMBERED = ("frame", "decision", "interaction", "receipt")
 
 # Memory's ops that take no caller input (or only wire the ports together): nothing to fuzz.
 MEMORY_EXEMPT = {"close", "flush", "repair_projections", "verify_audit"}
@@ -48,6 +51,12 @@ class World:
         tool.set("city", "Paris", subject="ana", relations=[["ana", "lives_in", "paris"]])
         tool.doc_put("readme", "# Readme\n\nAna lives in Berlin.\n", metadata={"lang": "en"})
         tool.sql_exec("CREATE TABLE t (a INTEGER, b VARCHAR)")
+        admin = self.tools[1]
+        admin.lens_define("dev", capabilities=["read", "capture", "decide"])
+        admin.lens_define("seen", entity_types=["lesson"])
+        admin.lens_assign("dev", "agent:helper")
+        admin.lens_define("keep", capabilities=["read", "decide"])  # no fuzzed call names it: never changed
+        admin.lens_assign("keep", "agent:helper")
         self.memory.register_step("noop", _step)
         self.homes = 0
         self.seen: Counter[tuple[str, str]] = Counter()
@@ -69,6 +78,8 @@ class World:
         if value.what == "version_id":
             rows = self.memory.store.versions.history(tool.identity.namespace("user"), "k1")
             return rows[0].id if rows else "no-such-version"
+        if value.what in REMEMBERED:
+            return remembered(tool, value)
         if value.what == "identity":
             return Identity(tenant="acme", user="ana", agent="helper")
         if value.what == "state":
@@ -124,6 +135,28 @@ class World:
         self.seen[(op, "ok")] += 1
         if op == "open":
             result.close()
+
+
+def remembered(tool: MemoryTool, value: FromStore) -> Any:
+    """A frame, decision, interaction or receipt of the calling tool's, made now (or spoilt)."""
+    if value.tamper == "missing":
+        return "0" * 32
+    if value.what == "frame":
+        frame = tool.frame_open("fix", "fuzz")
+        return tool.frame_close(frame.frame_id).frame_id if value.tamper == "closed" else frame.frame_id
+    if value.what == "decision":
+        return tool.decide("act", "fuzz", lens_id="keep").decision_id
+    view = tool.render(lenses=["keep"])
+    if value.what == "interaction":
+        return view.interaction_id
+    receipt = encode(view.receipt)
+    spoilt = {
+        "field": {"consumer": "agent:mallory"},
+        "signature": {"signature": "00" * 64},
+        "extra": {"extra": 1},
+        "key": {"key_id": "0" * 16},
+    }
+    return {**receipt, **spoilt.get(value.tamper, {})}
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,15 @@ import duckdb
 from ...audit import LedgerLine, RowMismatch
 from .schema import TRIPLE_COLUMNS, VERSION_COLUMNS
 from .schema_keys import API_KEY_COLUMNS
+from .schema_substrate import (
+    ASSIGNMENT_COLUMNS,
+    DECISION_COLUMNS,
+    EVENT_COLUMNS,
+    FRAME_COLUMNS,
+    GROUP_COLUMNS,
+    LENS_COLUMNS,
+    PREFERENCE_COLUMNS,
+)
 
 
 @dataclass(frozen=True)
@@ -91,8 +100,31 @@ BOUND: dict[str, BoundTable] = {
             frozenset({"created_at"}),
         ),
         BoundTable("api_keys", ("key_id",), API_KEY_COLUMNS, frozenset({"created_at", "expires_at", "revoked_at"})),
+        BoundTable(
+            "state_changes", ("event_id",), EVENT_COLUMNS, frozenset({"recorded_at"}), frozenset({"seq", "audit_seq"})
+        ),
+        BoundTable("lens_contracts", ("tenant", "lens_id", "version"), LENS_COLUMNS, frozenset({"defined_at"})),
+        BoundTable("lens_preferences", ("tenant", "lens_id", "version"), PREFERENCE_COLUMNS, frozenset({"defined_at"})),
+        BoundTable(
+            "lens_assignments",
+            ("tenant", "lens_id", "consumer", "version"),
+            ASSIGNMENT_COLUMNS,
+            frozenset({"assigned_at"}),
+        ),
+        BoundTable("permission_groups", ("tenant", "group_name", "version"), GROUP_COLUMNS, frozenset({"defined_at"})),
+        BoundTable(
+            "frames",
+            ("tenant", "frame_id", "version"),
+            FRAME_COLUMNS,
+            frozenset({"opened_at", "changed_at", "closed_at"}),
+        ),
+        BoundTable(
+            "decision_traces", ("tenant", "decision_id", "version"), DECISION_COLUMNS, frozenset({"recorded_at"})
+        ),
     )
 }
+# Tables whose rows carry their own ``+`` line (``row_digest``, written by their insert).
+SELF_BOUND = ("memory_versions", "state_changes")
 
 
 class AuditedTx:
@@ -139,6 +171,8 @@ class AuditedTx:
 LEDGER = (
     "SELECT seq, tbl, change, digest, row_key FROM audit_digests UNION ALL "
     "SELECT audit_seq, 'memory_versions', '+', row_digest, json_array(id)::VARCHAR FROM memory_versions "
+    "WHERE row_digest IS NOT NULL UNION ALL "
+    "SELECT audit_seq, 'state_changes', '+', row_digest, json_array(event_id)::VARCHAR FROM state_changes "
     "WHERE row_digest IS NOT NULL"
 )
 
@@ -188,4 +222,4 @@ def mismatches(con: duckdb.DuckDBPyConnection, limit: int = 100) -> list[RowMism
 def adopt_all(tx: AuditedTx) -> None:
     """Record every stored row of every bound table (a home whose chain did not bind data yet)."""
     for table in BOUND:  # a version row that carries its own line is bound already
-        tx.added(table, "row_digest IS NULL" if table == "memory_versions" else "TRUE")
+        tx.added(table, "row_digest IS NULL" if table in SELF_BOUND else "TRUE")

@@ -244,6 +244,15 @@ class DuckDBGraph:
                 links.setdefault(row[0], []).append(Link(*row))
         return [(o, links.get(o.triple_id, [])) for o in found]
 
+    def current_observations(self, namespace: Namespace, as_of: datetime) -> list[Observation]:
+        """Every observation of the namespace current at ``as_of`` but document links (a view's graph)."""
+        sql = (
+            f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND relation <> ? AND valid_at <= ? "
+            "AND ? < least(coalesce(invalid_at, 'infinity'::TIMESTAMPTZ), coalesce(ended_at, 'infinity'::TIMESTAMPTZ)) "
+            "ORDER BY subject, relation, valid_at, seen_at, object"
+        )
+        return [_observation(r) for r in self._db.rows(sql, [*ns_params(namespace), DOCUMENTED_IN, as_of, as_of])]
+
     def entity_names(self, namespace: Namespace) -> frozenset[str]:
         rows = self._db.rows(
             f"SELECT subject FROM graph_triples WHERE {NS_WHERE} "

@@ -22,11 +22,12 @@ from .connection import DuckDBConnection
 from .graph import DuckDBGraph
 from .inspection import DuckDBInspection
 from .ledger import DuckDBLedger
+from .migrations import SCHEMA_VERSION, migrate, stored_schema_version
 from .opening import connect, make_folder, open_refusal, refuse_a_file
 from .projections import DuckDBProjections
 from .queue import DuckDBQueue
-from .schema import SCHEMA_VERSION, migrate, stored_schema_version
 from .settings import DuckDBSettings
+from .substrate import DuckDBSubstrate
 from .versions import DuckDBVersions
 
 DB_FILE = "memory.duckdb"
@@ -42,7 +43,8 @@ class DuckDBHome:
         self.read_only = db.read_only
         audit = AuditChain(db, key, new_key_dir=new_key_dir)
         self.graph = DuckDBGraph(db)
-        self.versions = DuckDBVersions(db, audit, self.graph)
+        self.substrate = DuckDBSubstrate(db)
+        self.versions = DuckDBVersions(db, audit, self.graph, self.substrate)
         self.queue = DuckDBQueue(db)
         self.ledger = DuckDBLedger(db)
         self.settings = DuckDBSettings(db, audit)

@@ -32,6 +32,15 @@ TABLE_CLASSES = {
     "llm_spend": "records: model spend",
     "erasures": "records: tenant erasure state",
     "api_keys": "access: the memory service's API keys (secrets hashed)",
+    "state_changes": "substrate: typed state-change events, one per write (hash-only diffs)",
+    "lens_contracts": "substrate: lens contracts (versioned)",
+    "lens_preferences": "substrate: lens preferences (versioned)",
+    "lens_assignments": "substrate: which consumer wears which lens (a log)",
+    "permission_groups": "substrate: named capability sets lenses name (versioned)",
+    "frames": "substrate: task frames (versioned)",
+    "decision_traces": "substrate: decision traces, act / wait / escalate / no_op (versioned)",
+    "interactions": "records: who asked what through which lenses, and retrieval feedback",
+    "receipts": "records: signed disclosure receipts (ids and hashes, no values)",
 }
 
 

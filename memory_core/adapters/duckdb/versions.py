@@ -21,6 +21,7 @@ from ...audit import AuditEntry, AuditReport, AuditRow, LedgerLine
 from ...identity import Namespace
 from ...model import VISIBLE_STATUSES, FactVersion
 from ...ports import Head, StagedRows, WriteBatch
+from ...substrate.events import StateChange
 from .audit_chain import AuditChain
 from .audit_ledger import BOUND
 from .connection import NS_WHERE, DuckDBConnection, ns_of, ns_params
@@ -28,6 +29,7 @@ from .graph import DuckDBGraph
 from .key_order import KeyOrder
 from .schema import COLS, LATEST, VERSION_COLUMNS, attrs_json, row_to_version, version_params
 from .staging import STAGED_INSERT, arrow_versions, staged_columns
+from .substrate import DuckDBSubstrate
 
 ARROW_INSERT_ABOVE = 32  # rows; below this one multi-row VALUES insert is faster
 
@@ -38,10 +40,11 @@ T = TypeVar("T")
 class DuckDBVersions:
     """``VersionLog`` over the home's connection."""
 
-    def __init__(self, db: DuckDBConnection, audit: AuditChain, graph: DuckDBGraph) -> None:
+    def __init__(self, db: DuckDBConnection, audit: AuditChain, graph: DuckDBGraph, substrate: DuckDBSubstrate) -> None:
         self._db = db
         self._audit = audit
         self._graph = graph
+        self._substrate = substrate
         self.read_only = db.read_only
         self._cache: dict[Namespace, dict[str, KeyFacts]] = {}
         self._key_order = KeyOrder()  # the cached namespaces' keys in order (under the cache's lock)
@@ -178,6 +181,13 @@ class DuckDBVersions:
         sql = LATEST.format(cols=COLS, where=where) + " ORDER BY fact_id"
         return [row_to_version(r) for r in self._db.rows(sql, params)]
 
+    def version_rows(self, ids: Sequence[str]) -> list[FactVersion]:
+        """The version rows of these ids (an id no row has is left out)."""
+        if not ids:
+            return []
+        sql = f"SELECT {COLS} FROM memory_versions WHERE list_contains(?, id)"
+        return [row_to_version(r) for r in self._db.rows(sql, [list(ids)])]
+
     def expired_keys(self, now: datetime) -> dict[Namespace, list[str]]:
         """The keys holding a served fact whose expires_at has passed, by namespace."""
         latest = LATEST.format(cols="tenant, scope, owner_id, key, status, expires_at", where="expires_at IS NOT NULL")
@@ -267,6 +277,7 @@ class DuckDBVersions:
                     )
                 for change in batch.graph:
                     self._graph.write(tx, change)
+                events = self._substrate.write(tx, batch.events, batch.records)
                 if snapshot is not None:
                     audit = batch.audits[0]
                     con.execute(
@@ -274,6 +285,7 @@ class DuckDBVersions:
                         [snapshot[0], audit.tenant, audit.scope, audit.owner_id, audit.at, snapshot[1]],
                     )
             self._seq += len(rows) + extra
+            self._substrate.committed(events)
             self.remember(rows)
 
     def _evict(self, rows: Sequence[FactVersion], staged: Any) -> None:
@@ -318,13 +330,15 @@ class DuckDBVersions:
         content_sha256: str,
         audit: AuditEntry,
         requoted: Sequence[FactVersion] = (),
+        events: Sequence[StateChange] = (),
     ) -> None:
         """Overwrite the value (and the words kept beside it) of the given version rows in place:
         the one edit the log allows. The graph forgets what they stated; ``requoted`` rows keep
-        everything but the index context they are given."""
+        everything but the index context they are given; ``events`` are the redaction's own."""
         touched = [r.id for r in (*rows, *requoted)]
         with self._db.lock:
             with self._audit.transaction([audit]) as tx:
+                written = self._substrate.write(tx, events, ())
                 # The ledger records the digests replaced and their replacements, never the bytes.
                 with tx.touching("memory_versions", "list_contains(?, id)", [touched]):
                     for row in requoted:
@@ -341,6 +355,7 @@ class DuckDBVersions:
                             [value_json, content_sha256, attrs_json(scrubbed), row.id],
                         )
                 self._graph.forget(tx, sorted({r.fact_id for r in rows}))
+            self._substrate.committed(written)
             self._forget_cache()
             self._db.con.execute("CHECKPOINT")  # fold the WAL, which still holds the old bytes
 

@@ -1,0 +1,143 @@
+"""The home's receipt keyring: Ed25519 keys that sign disclosure receipts, kept in
+``<key_dir>/receipts/`` (beside the audit chain's key, never the same key: rotating one does not
+touch the other).
+
+One key is current (``current``, a file naming its id); each key is ``<id>.ed25519`` (the private
+half, PKCS#8 PEM, owner-only) and ``<id>.pub`` (the raw public key, hex). ``rotate`` makes a new
+current key and destroys the private half of the old one; every public half stays, so a receipt
+signed before a rotation still verifies. ``issuer`` is the home's name in its receipts, a random
+id made with the first key.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from ..errors import HomeUnusable, StoreCorrupted
+from .home_key import key_id_of
+
+RECEIPTS_DIR = "receipts"
+CURRENT_FILE = "current"
+ISSUER_FILE = "issuer"
+
+
+def verify_with(public_hex: str, message: bytes, signature: str) -> bool:
+    """Does ``signature`` (hex) verify ``message`` under this raw Ed25519 public key (hex)?"""
+    try:
+        Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_hex)).verify(bytes.fromhex(signature), message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def read_public_keys(folder: Path) -> dict[str, str]:
+    """Every ``<id>.pub`` in a folder (a keyring, or a copy of its public halves), by key id."""
+    out = {}
+    for path in sorted(Path(folder).glob("*.pub")):
+        out[path.stem] = path.read_text(encoding="ascii").strip()
+    return out
+
+
+class FileKeyring:
+    """``ReceiptKeyring`` over a folder. Nothing is made until the first receipt is signed."""
+
+    def __init__(self, key_dir: Path, *, read_only: bool = False) -> None:
+        self.folder = Path(key_dir) / RECEIPTS_DIR
+        self.read_only = read_only
+        self._lock = threading.Lock()
+        self._signer: tuple[str, Ed25519PrivateKey] | None = None
+
+    @property
+    def issuer(self) -> str:
+        path = self.folder / ISSUER_FILE
+        if not path.exists():
+            with self._lock:
+                if not path.exists():
+                    self._write(path, "home-" + secrets.token_hex(8) + "\n")
+        return path.read_text(encoding="ascii").strip()
+
+    def current(self) -> str:
+        return self._current()[0]
+
+    def _current(self) -> tuple[str, Ed25519PrivateKey]:
+        with self._lock:
+            if self._signer is None:
+                pointer = self.folder / CURRENT_FILE
+                if pointer.exists():
+                    key_id = pointer.read_text(encoding="ascii").strip()
+                    self._signer = (key_id, self._load_private(key_id))
+                else:
+                    self._signer = self._make()
+            return self._signer
+
+    def sign(self, key_id: str, message: bytes) -> str:
+        current_id, private = self._current()
+        if key_id != current_id:
+            raise StoreCorrupted(f"receipt key {key_id} is not the current key ({current_id}): it cannot sign")
+        return private.sign(message).hex()
+
+    def verify(self, key_id: str, message: bytes, signature: str) -> bool | None:
+        public = self.public_keys().get(key_id)
+        return None if public is None else verify_with(public, message, signature)
+
+    def public_keys(self) -> dict[str, str]:
+        return read_public_keys(self.folder) if self.folder.exists() else {}
+
+    def rotate(self) -> str:
+        with self._lock:
+            old = self._signer[0] if self._signer else None
+            if old is None and (self.folder / CURRENT_FILE).exists():
+                old = (self.folder / CURRENT_FILE).read_text(encoding="ascii").strip()
+            self._signer = self._make()
+            if old is not None:
+                (self.folder / f"{old}.ed25519").unlink(missing_ok=True)  # retired: it never signs again
+            return self._signer[0]
+
+    def _make(self) -> tuple[str, Ed25519PrivateKey]:
+        if self.read_only:
+            raise HomeUnusable("this memory was opened read-only: it cannot make a receipt key", reason="read_only")
+        secret = Ed25519PrivateKey.generate()
+        key_id = key_id_of(secret.public_key())
+        pem = secret.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        raw = secret.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(self.folder / f"{key_id}.ed25519", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(descriptor, "wb") as out:
+                out.write(pem)
+            self._write(self.folder / f"{key_id}.pub", raw.hex() + "\n")
+            self._write(self.folder / CURRENT_FILE, key_id + "\n")
+        except OSError as exc:
+            raise HomeUnusable(
+                f"cannot write a receipt key to {self.folder}: {exc.strerror or exc}", reason="key_dir"
+            ) from None
+        return key_id, secret
+
+    def _load_private(self, key_id: str) -> Ed25519PrivateKey:
+        path = self.folder / f"{key_id}.ed25519"
+        try:
+            secret = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        except OSError as exc:
+            raise HomeUnusable(f"cannot read {path}: {exc.strerror or exc}", reason="key_dir") from None
+        except ValueError as exc:
+            raise StoreCorrupted(f"{path} is not a readable private key: {exc}") from None
+        if not isinstance(secret, Ed25519PrivateKey):
+            raise StoreCorrupted(f"{path} is not an Ed25519 private key")
+        return secret
+
+    def _write(self, path: Path, content: str) -> None:
+        if self.read_only:
+            raise HomeUnusable("this memory was opened read-only: it cannot write its receipt keyring")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(content, encoding="ascii")
+        os.replace(tmp, path)  # a reader sees the old file or the new one, never half of one

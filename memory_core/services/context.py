@@ -1,0 +1,201 @@
+"""remember's reads: ``render`` (the view a lens and a frame give of the substrate, with a signed
+receipt), ``get_context`` (that view ranked and fitted to a token budget over berrypicking
+passes: lessons and precedent, each item explained, with a receipt) and the retrieval feedback on
+what a context surfaced. Every answer is recorded as an interaction."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any, Iterable, Sequence
+
+from ..errors import InvalidInput, NotFound
+from ..identity import Scope
+from ..inputs import integer, text
+from ..session import RunService
+from ..session.substrate import (
+    consumer_of,
+    owned_frame,
+    read_scopes,
+    record_answer,
+    sign_receipt,
+    substrate_items,
+    wear,
+)
+from ..substrate.answers import ContextAnswer, Feedback, View, ViewItem
+from ..substrate.context import Chosen, admit, select, shadow
+from ..substrate.decisions import parse_feedback
+from ..substrate.frames import Frame
+from ..substrate.items import Item, terms_of
+from ..substrate.lenses import Capability, Lens
+from ..substrate.rank import Factors, ranked
+from ..substrate.receipts import Disclosed
+from ..substrate.refs import parse_ref
+
+MAX_BUDGET = 1_000_000
+
+
+def frame_terms(frame: Frame | None, query: str | None) -> frozenset[str]:
+    """What a frame (and a query) asks for: the words of its goal, its tags and its intent."""
+    found = set(terms_of(query))
+    if frame is not None:
+        found |= terms_of(frame.goal) | set(frame.tags) | {f"intent:{frame.intent}"}
+    return frozenset(found)
+
+
+def _item(item: Item, factors: Factors, lenses: Iterable[Lens], tokens: int, extra: dict[str, Any]) -> ViewItem:
+    return ViewItem(
+        ref=item.ref,
+        plane=item.plane,
+        scope=item.scope.value,
+        key=item.key,
+        text=item.text,
+        value=item.value,
+        entity_type=item.entity_type,
+        version_id=item.version_id,
+        content_sha256=item.content_sha256,
+        valid_at=item.valid_at,
+        lenses=tuple(lens.lens_id for lens in lenses),
+        why={**factors.to_dict(), **extra},
+        tokens=tokens,
+    )
+
+
+def _disclosed(items: Sequence[ViewItem]) -> list[Disclosed]:
+    return [Disclosed(i.ref, i.version_id, i.content_sha256) for i in items]
+
+
+class ContextService(RunService):
+    def _setup(
+        self, lenses: Sequence[str] | None, frame_id: str | None, scopes: Iterable[str] | None
+    ) -> tuple[Any, Frame | None, tuple[Scope, ...], list[Item], dict[str, tuple[Lens, ...]], datetime]:
+        worn = wear(self.session, self.identity, lenses, Capability.READ)
+        frame = owned_frame(self.session, self.identity, text(frame_id, "frame_id", max_chars=64)) if frame_id else None
+        read = read_scopes(self.identity, worn, scopes)
+        now = self.session.clock.now()
+        items = substrate_items(self.session, self.identity, read, now)
+        suppressed = frozenset(frame.suppressed) if frame is not None else frozenset()
+        admitted = admit(items, worn, frozenset(read), suppressed)
+        return worn, frame, read, [i for i in items if i.ref in admitted], admitted, now
+
+    def _tokens(self, items: Sequence[Item]) -> dict[str, int]:
+        counts = self.session.tokens.count([i.text for i in items]) if items else []
+        return {i.ref: n for i, n in zip(items, counts)}
+
+    def render(self, lenses: Sequence[str] | None, frame_id: str | None, scopes: Iterable[str] | None) -> View:
+        worn, frame, read, items, admitted, now = self._setup(lenses, frame_id, scopes)
+        tokens = self._tokens(items)
+        shown = [
+            _item(item, factors, admitted[item.ref], tokens[item.ref], {"rank": rank})
+            for rank, (item, factors) in enumerate(ranked(items, admitted, frame_terms(frame, None), tokens, now), 1)
+        ]
+        receipt = sign_receipt(self.session, self.identity, "render", worn.ids, frame_id, _disclosed(shown))
+        interaction = record_answer(
+            self.session, self.identity, "render", worn.ids, frame_id, [i.ref for i in shown], receipt
+        )
+        return View(tuple(shown), worn.ids, tuple(s.value for s in read), frame_id, receipt, interaction.interaction_id)
+
+    def get_context(
+        self,
+        lenses: Sequence[str] | None,
+        frame_id: str | None,
+        scopes: Iterable[str] | None,
+        token_budget: int,
+        query: str | None,
+        passes: int,
+        include_index: bool,
+    ) -> ContextAnswer:
+        budget = integer(token_budget, "token_budget", low=1, high=MAX_BUDGET)
+        passes = integer(passes, "passes", low=1, high=5)
+        query = text(query, "query", optional=True, max_chars=4000)
+        worn, frame, read, items, admitted, now = self._setup(lenses, frame_id, scopes)
+        # A frame's own decisions are its footprint, not precedent for it.
+        items = [i for i in items if not (i.plane == "decision" and frame is not None and i.frame_id == frame.frame_id)]
+        kept, hidden = shadow(items)
+        tokens = self._tokens(kept)
+        counter = self.session.tokens
+        chosen = select(
+            kept,
+            admitted,
+            frame_terms(frame, query),
+            budget,
+            tokens,
+            now,
+            max_passes=passes,
+            include_index=include_index,
+            count=lambda line: counter.count([line])[0],
+        )
+        shown = [self._chosen(c, rank) for rank, c in enumerate(chosen.chosen, 1)]
+        lessons = tuple(v for v in shown if v.plane != "decision")
+        precedent = tuple(v for v in shown if v.plane == "decision")
+        disclosed = _disclosed(shown)
+        by_ref = {i.ref: i for i in kept}
+        disclosed += [Disclosed(line.ref, by_ref[line.ref].version_id, _sha(line.text)) for line in chosen.index]
+        receipt = sign_receipt(self.session, self.identity, "context", worn.ids, frame_id, disclosed)
+        refs = [d.ref for d in disclosed]
+        detail = {"tokens_used": chosen.tokens_used, "passes": len(chosen.passes), "token_budget": budget}
+        interaction = record_answer(
+            self.session, self.identity, "context", worn.ids, frame_id, refs, receipt, query=query, detail=detail
+        )
+        return ContextAnswer(
+            lessons=lessons,
+            precedent=precedent,
+            left_out=chosen.index,
+            left_out_total=len(chosen.left_out),
+            passes=chosen.passes,
+            tokens_used=chosen.tokens_used,
+            token_budget=budget,
+            token_counter=counter.name,
+            lenses=worn.ids,
+            scopes=tuple(s.value for s in read),
+            frame_id=frame_id,
+            shadowed={ref: by for ref, by in hidden.items() if ref in admitted},
+            receipt=receipt,
+            interaction_id=interaction.interaction_id,
+        )
+
+    @staticmethod
+    def _chosen(c: Chosen, rank: int) -> ViewItem:
+        extra = {"rank": rank, "pass": c.found_in_pass, "scope": c.item.scope.value}
+        return ViewItem(
+            ref=c.item.ref,
+            plane=c.item.plane,
+            scope=c.item.scope.value,
+            key=c.item.key,
+            text=c.item.text,
+            value=c.item.value,
+            entity_type=c.item.entity_type,
+            version_id=c.item.version_id,
+            content_sha256=c.item.content_sha256,
+            valid_at=c.item.valid_at,
+            lenses=c.lenses,
+            why={**c.factors.to_dict(), **extra},
+            tokens=c.tokens,
+        )
+
+    def feedback(self, interaction_id: str, ref: str, verdict: str) -> Feedback:
+        """Record whether one ref a view or a context surfaced was useful."""
+        interaction_id = text(interaction_id, "interaction_id", max_chars=64)
+        parse_ref(ref)
+        verdict = parse_feedback(verdict)
+        found = self.session.store.substrate.interaction(self.identity.tenant, interaction_id)
+        if found is None or found.consumer != consumer_of(self.identity) or found.kind not in ("render", "context"):
+            raise NotFound(f"no view or context {interaction_id!r} of yours", interaction_id=interaction_id)
+        if ref not in found.refs:
+            raise InvalidInput(f"{ref} was not surfaced by {interaction_id}", field="ref")
+        record_answer(
+            self.session,
+            self.identity,
+            "feedback",
+            found.lenses,
+            found.frame_id,
+            [ref],
+            None,
+            feedback=verdict,
+            detail={"about": interaction_id},
+        )
+        return Feedback(interaction_id, ref, verdict)
+
+
+def _sha(line: str) -> str:
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()
