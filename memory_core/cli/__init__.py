@@ -38,6 +38,8 @@ from . import (
     verbs_extract,
     verbs_facts,
     verbs_home,
+    verbs_lenses,
+    verbs_remember,
     verbs_service,
     verbs_tenant,
     verbs_write,
@@ -57,6 +59,8 @@ VERB_MODULES = (
     verbs_extract,
     verbs_home,
     verbs_service,
+    verbs_lenses,
+    verbs_remember,
     verbs_eval,
 )
 

@@ -21,7 +21,10 @@ from hypothesis import strategies as st
 
 from memory_core import FixedClock, Identity, Memory
 from memory_core.cli import VERBS, Call, Verb, main
+from memory_core.wire import encode
+from tests.cli.fuzz_files import GOOD_FILES, NEAR_FILES, NEAR_PATHS, File, Out
 from tests.cli.fuzz_models import MODEL_VALUES
+from tests.cli.fuzz_remember import DECISION, FRAME, REMEMBER_VALUES
 from tests.cli.fuzz_service import SERVICE_VALUES, serve_returns  # noqa: F401 (an autouse fixture)
 from tests.conftest import T0, store_snapshot
 from tests.fuzz_values import BAD_TEXT, NEAR_TEXT
@@ -40,45 +43,6 @@ INSTANT_NEAR = st.sampled_from(
 )
 
 
-class File:
-    """A file argument, written when the call is made (or a path that is not a readable file)."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-
-    def __repr__(self) -> str:
-        return f"File({self.kind!r})"
-
-
-class Out:
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-
-    def __repr__(self) -> str:
-        return f"Out({self.kind!r})"
-
-
-GOOD_FILES = {
-    "bulk-set": json.dumps([{"key": "k1", "value": "Lisbon"}, {"key": "k2", "value": {"a": [1, 2]}, "pin": True}]),
-    "import": "Ana likes tea\nThe office is in Porto\n",
-    "doc-put": "# Guide\n\nAna lives in Berlin.\n\n## More\n\ntext\n",
-    "extract": json.dumps([{"role": "user", "content": "I live in Paris."}]),
-    "extract-later": json.dumps([{"role": "user", "content": "I moved to Rome."}]),
-    "ontology-set": "## person\n- `@memory_scope` user\n",
-    "restore-snapshot": "SNAPSHOT",
-}
-NEAR_FILES = {
-    "not utf-8": b"\xff\xfe\x80 not utf-8",
-    "not json": b"{not json",
-    "deep json": ("[" * 5000 + "]" * 5000).encode(),
-    "deep object": ('{"a":' * 50 + "1" + "}" * 50).encode(),
-    "escaped surrogate": b'[{"key": "k\\ud800", "value": 1}]',
-    "scalar": b"5",
-    "empty": b"",
-    "entries garbage": b'[{"key": "k1", "value": 1, "ttl_seconds": 1e999}, 7, {"key": "k2"}]',
-    "nul": b'["a\\u0000b"]',
-}
-NEAR_PATHS = ["missing", "folder", "surrogate", "nul"]
 VALUES: dict[str, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "key": (st.sampled_from(["k1", "k2", "city", "doc:readme"]), CLI_NEAR),
     "value": (
@@ -164,6 +128,7 @@ VALUES: dict[str, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "eval_embedder": (st.just("hashing"), CLI_NEAR),
 } | SERVICE_VALUES  # serve, keys, mcp
 VALUES.update(MODEL_VALUES)  # ask, eval locomo-qa
+VALUES.update(REMEMBER_VALUES)  # lenses, frames, captures, decisions, render, context, events, receipt
 SWITCHES = ("pin", "proposed", "dry_run", "string", "apply", "admin")
 
 
@@ -242,6 +207,12 @@ class Cli:
             tool.set("k1", "Berlin")
             tool.doc_put("readme", "# Readme\n\nAna lives in Berlin.\n")
             tool.sql_exec("CREATE TABLE t (a INTEGER)")
+            admin = memory.for_run(Identity(tenant="acme", user="root", admin=True))
+            admin.lens_define("dev", capabilities=["read", "capture", "decide"])
+            admin.lens_assign("dev", "agent:helper")
+            self.ids = {FRAME: tool.frame_open("fix", "fuzz").frame_id}
+            self.ids[DECISION] = tool.decide("act", "fuzz", lens_id="dev").decision_id
+            self.receipt = json.dumps({"receipt": encode(tool.render().receipt)})
 
     def path(self, value: Any) -> str:
         n = next(self.counter)
@@ -263,6 +234,8 @@ class Cli:
         path = self.root / f"in-{n}"
         if value.kind in NEAR_FILES:
             path.write_bytes(NEAR_FILES[value.kind])
+        elif value.kind == "receipt":
+            path.write_text(self.receipt, encoding="utf-8")
         elif GOOD_FILES.get(value.kind) == "SNAPSHOT":
             with Memory.open(self.home, read_only=True) as memory:
                 payload = memory.for_run(Identity(tenant="acme", user="ana", agent="helper")).snapshot()
@@ -284,7 +257,7 @@ class Cli:
 
     def run(self, name: str, identity: list[str], rest: list[Any]) -> None:
         argv = ["--home", str(self.home), "--embedder", "hashing", *identity, "--json", name]
-        argv += [self.path(a) if isinstance(a, (File, Out)) else a for a in rest]
+        argv += [self.path(a) if isinstance(a, (File, Out)) else self.ids.get(a, a) for a in rest]
         before = self.state(sql=name == "sql-exec")
         lines: list[str] = []
         stdout = io.StringIO()
