@@ -319,7 +319,7 @@ class Session:
                     write.changes,
                     write.audits,
                     graph,
-                    write_events(self.versions, self.new_id, write, rows),
+                    write_events(self.versions, self.new_id, write, rows, graph),
                     write.records,
                 ),
                 snapshot=write.snapshot,

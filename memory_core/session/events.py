@@ -4,12 +4,13 @@ the states it changes, read under the lock the commit holds (so "before" is the 
 from __future__ import annotations
 
 from itertools import islice
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
+from ..graph.plan import GraphWrite
 from ..identity import Namespace
 from ..model import FactVersion
 from ..ports import VersionLog
-from ..substrate.events import StateChange, events_of
+from ..substrate.events import StateChange, events_of, with_graph
 
 STAGED_LISTED = 1000
 
@@ -18,10 +19,20 @@ if TYPE_CHECKING:
 
 
 def write_events(
-    versions: VersionLog, new_id: Callable[[], str], write: Commit, rows: tuple[FactVersion, ...]
+    versions: VersionLog,
+    new_id: Callable[[], str],
+    write: Commit,
+    rows: tuple[FactVersion, ...],
+    graph: Sequence[GraphWrite] = (),
 ) -> tuple[StateChange, ...]:
     if write.events is not None:
         return write.events
+    return with_graph(_row_events(versions, new_id, write, rows), graph)
+
+
+def _row_events(
+    versions: VersionLog, new_id: Callable[[], str], write: Commit, rows: tuple[FactVersion, ...]
+) -> tuple[StateChange, ...]:
     priors = {}
     for row in rows:
         if row.version > 1 and row.fact_id not in priors:

@@ -13,12 +13,14 @@ not read through the row).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
 from typing import Any, Callable, Mapping, Sequence
 
 from ..audit import AuditEntry
+from ..graph.plan import GraphWrite
 from ..model import FactVersion, Op, Provenance
 
 # The fields of a version row whose changes an event lists (``value`` stands for the content hash).
@@ -306,6 +308,33 @@ def record_event(
         recorded_at=at,
         summary=dict(summary or {}),
     )
+
+
+def with_graph(events: tuple[StateChange, ...], graph: Sequence[GraphWrite]) -> tuple[StateChange, ...]:
+    """The graph changes a write made, in the summary of its first event in each namespace: the
+    relations observed and ended (as refs) and the entities first seen."""
+    out = list(events)
+    for change in graph:
+        if not change:
+            continue
+        ns = change.namespace
+        at = next(
+            (
+                i
+                for i, e in enumerate(out)
+                if (e.tenant, e.scope, e.owner_id) == (ns.tenant, ns.scope.value, ns.owner_id)
+            ),
+            None,
+        )
+        if at is None:
+            continue
+        summary = dict(out[at].summary)
+        held = summary.setdefault("graph", {"observed": [], "ended": [], "entities": 0})
+        held["observed"] += [f"relation:{o.triple_id}" for o in change.observations]
+        held["ended"] += [f"relation:{t}" for t in change.ends]
+        held["entities"] += len(change.entities)
+        out[at] = dataclasses.replace(out[at], summary=summary)
+    return tuple(out)
 
 
 def type_matches(pattern: str, event_type: str) -> bool:

@@ -183,3 +183,12 @@ def test_workers_that_decide_to_do_nothing_leave_a_no_op_trace(home, clock):
         traces = memory.store.substrate.decisions([ana.identity.namespace("user")])
         assert traces and all(t.decision == "no_op" and t.actor.startswith("worker:") for t in traces)
         assert all(len(t.inputs) == 2 for t in traces)
+
+
+def test_a_graph_change_rides_in_the_event_of_the_write_that_made_it(tool):
+    tool.set("home", "I live in Lisbon", relations=[["ana", "lives_in", "lisbon"]])
+    tool.set("home", "I live in Porto", relations=[["ana", "lives_in", "porto"]])
+    first, second = tool.events().events
+    assert len(first.summary["graph"]["observed"]) == 1 and first.summary["graph"]["entities"] == 2
+    assert second.summary["graph"]["ended"] == first.summary["graph"]["observed"]  # Lisbon ended by Porto
+    assert all(r.startswith("relation:") for r in second.summary["graph"]["observed"])

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from memory_core import FixedClock, Identity, Memory
 from memory_core.errors import MemcoreError, NotFound, SqlFailed
+from memory_core.wire import encode
 from tests.conftest import T0
 
 TAG = re.compile(r"x\d+t\d/(?:user|agent|tenant)/[a-z0-9]+")
@@ -27,7 +28,19 @@ SCOPES = ("user", "agent", "tenant")
 KEYS = ("k1", "k2")
 RUNS = [(t, u, a) for t in range(3) for u in ("u0", "u1") for a in ("a0", "a1")]
 WRITES = ("set", "delete", "restore", "sql_insert", "doc_put", "doc_delete")
-READS = ("get", "list", "history", "recall", "search", "sql_query", "doc_get", "doc_list", "graph_recall", "list_facts")
+READS = (
+    "get",
+    "list",
+    "history",
+    "recall",
+    "search",
+    "sql_query",
+    "doc_get",
+    "doc_list",
+    "graph_recall",
+    "list_facts",
+    "events",
+)
 
 op_strategy = st.tuples(
     st.sampled_from(WRITES + READS + WRITES),  # writes twice as likely: reads need something to read
@@ -112,6 +125,8 @@ def _read(tool, op, scope, key):
         return [d.to_dict() for d in tool.doc_list(scope=scope)]
     if op == "graph_recall":
         return tool.graph_recall("I", scope=scope, hops=2).to_dict()
+    if op == "events":  # the state-change stream, its values read back from the version rows
+        return encode(tool.events(scopes=[scope], limit=1000))
     return [f.to_dict() for f in tool.list_facts("I", scope=scope)]
 
 

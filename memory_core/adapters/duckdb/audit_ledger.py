@@ -100,9 +100,7 @@ BOUND: dict[str, BoundTable] = {
             frozenset({"created_at"}),
         ),
         BoundTable("api_keys", ("key_id",), API_KEY_COLUMNS, frozenset({"created_at", "expires_at", "revoked_at"})),
-        BoundTable(
-            "state_changes", ("event_id",), EVENT_COLUMNS, frozenset({"recorded_at"}), frozenset({"seq", "audit_seq"})
-        ),
+        BoundTable("state_changes", ("event_id",), EVENT_COLUMNS, frozenset(), frozenset({"seq", "audit_seq"})),
         BoundTable("lens_contracts", ("tenant", "lens_id", "version"), LENS_COLUMNS, frozenset({"defined_at"})),
         BoundTable("lens_preferences", ("tenant", "lens_id", "version"), PREFERENCE_COLUMNS, frozenset({"defined_at"})),
         BoundTable(

@@ -8,10 +8,8 @@ from __future__ import annotations
 SUBSTRATE_DDL = """
 CREATE TABLE IF NOT EXISTS state_changes (
     seq BIGINT NOT NULL, event_id VARCHAR NOT NULL, event_type VARCHAR NOT NULL, tenant VARCHAR NOT NULL,
-    scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL, key VARCHAR NOT NULL, entity VARCHAR, kind VARCHAR,
-    memory_type VARCHAR, sensitivity VARCHAR, actor VARCHAR NOT NULL, actor_chain VARCHAR NOT NULL,
-    lens_id VARCHAR, frame_id VARCHAR, facts VARCHAR NOT NULL, evidence VARCHAR NOT NULL, summary VARCHAR NOT NULL,
-    recorded_at TIMESTAMPTZ NOT NULL, audit_seq BIGINT, row_digest VARCHAR
+    scope VARCHAR NOT NULL, owner_id VARCHAR NOT NULL, frame_id VARCHAR, body VARCHAR NOT NULL, audit_seq BIGINT,
+    row_digest VARCHAR
 );
 CREATE TABLE IF NOT EXISTS lens_contracts (
     tenant VARCHAR NOT NULL, lens_id VARCHAR NOT NULL, version INTEGER NOT NULL, contract VARCHAR NOT NULL,
@@ -54,28 +52,10 @@ CREATE TABLE IF NOT EXISTS receipts (
 );
 """
 
-EVENT_COLUMNS = (
-    "seq",
-    "event_id",
-    "event_type",
-    "tenant",
-    "scope",
-    "owner_id",
-    "key",
-    "entity",
-    "kind",
-    "memory_type",
-    "sensitivity",
-    "actor",
-    "actor_chain",
-    "lens_id",
-    "frame_id",
-    "facts",
-    "evidence",
-    "summary",
-    "recorded_at",
-    "audit_seq",
-)
+# An event's columns are what a read filters on; the rest is one JSON body. Each column a
+# point write appends to costs it (a 20-column event table cost 1.2-2.6 ms per write on this
+# host against 0.5-0.7 ms for a narrow one: docs/benchmarks.md, "The event stream's cost").
+EVENT_COLUMNS = ("seq", "event_id", "event_type", "tenant", "scope", "owner_id", "frame_id", "body", "audit_seq")
 LENS_COLUMNS = ("tenant", "lens_id", "version", "contract", "defined_at", "defined_by")
 PREFERENCE_COLUMNS = ("tenant", "lens_id", "version", "preferences", "defined_at", "defined_by")
 ASSIGNMENT_COLUMNS = ("tenant", "lens_id", "consumer", "version", "assigned", "assigned_at", "actor")

@@ -209,6 +209,16 @@ class DuckDBSubstrate:
         )
         return [frame_of(r) for r in rows]
 
+    def frames_by_id(self, tenant: str, frame_ids: Sequence[str]) -> list[Frame]:
+        if not frame_ids:
+            return []
+        rows = self._db.dicts(
+            f"SELECT {', '.join(FRAME_COLUMNS)} FROM frames WHERE tenant = ? AND list_contains(?, frame_id) "
+            "QUALIFY row_number() OVER (PARTITION BY frame_id ORDER BY version DESC) = 1",
+            [tenant, list(frame_ids)],
+        )
+        return [frame_of(r) for r in rows]
+
     def frames(self, tenant: str, consumer: str, status: str | None = None) -> list[Frame]:
         rows = self._db.dicts(
             f"SELECT {', '.join(FRAME_COLUMNS)} FROM frames WHERE tenant = ? AND consumer = ? "
@@ -258,16 +268,18 @@ class DuckDBSubstrate:
         return [event_of(r) for r in rows]
 
     def footprint(self, tenant: str, frame_id: str) -> list[str]:
-        rows = self._db.rows(
-            "SELECT event_type, key, kind, facts FROM state_changes WHERE tenant = ? AND frame_id = ? ORDER BY seq",
+        rows = self._db.dicts(
+            f"SELECT {', '.join(EVENT_COLUMNS)} FROM state_changes WHERE tenant = ? AND frame_id = ? ORDER BY seq",
             [tenant, frame_id],
         )
         out: dict[str, None] = {}
-        for event_type, key, kind, facts in rows:
-            if event_type.startswith("decision."):
-                out.setdefault(key, None)  # a decision's event key is its ref
-            for fact in json.loads(facts):
-                out.setdefault(f"{kind or 'fact'}:{fact['fact_id']}", None)
+        for event in map(event_of, rows):
+            if event.event_type.startswith("decision."):
+                out.setdefault(event.key, None)  # a decision's event key is its ref
+            for fact in event.facts:
+                out.setdefault(f"{event.kind or 'fact'}:{fact.fact_id}", None)
+            for relation in event.summary.get("graph", {}).get("observed", ()):
+                out.setdefault(relation, None)
         return list(out)
 
     def surfaced(self, tenant: str, frame_id: str) -> list[str]:

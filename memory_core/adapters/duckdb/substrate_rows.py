@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from ...substrate.decisions import DecisionTrace
@@ -16,38 +17,30 @@ def to_json(value: Any) -> str:
 
 
 def event_params(seq: int, e: StateChange, audit_seq: int) -> list[Any]:
-    facts = [
-        {
-            "fact_id": f.fact_id,
-            "key": f.key,
-            "before": f.before_version_id,
-            "after": f.after_version_id,
-            "changes": [[c.field, c.before, c.after] for c in f.changes],
-        }
-        for f in e.facts
-    ]
-    return [
-        seq,
-        e.event_id,
-        e.event_type,
-        e.tenant,
-        e.scope,
-        e.owner_id,
-        e.key,
-        e.entity,
-        e.kind,
-        e.memory_type,
-        e.sensitivity,
-        e.actor,
-        to_json(list(e.actor_chain)),
-        e.lens_id,
-        e.frame_id,
-        to_json(facts),
-        to_json(list(e.evidence)),
-        to_json(dict(e.summary)),
-        e.recorded_at,
-        audit_seq,
-    ]
+    body = {
+        "key": e.key,
+        "entity": e.entity,
+        "kind": e.kind,
+        "memory_type": e.memory_type,
+        "sensitivity": e.sensitivity,
+        "actor": e.actor,
+        "actor_chain": list(e.actor_chain),
+        "lens_id": e.lens_id,
+        "facts": [
+            {
+                "fact_id": f.fact_id,
+                "key": f.key,
+                "before": f.before_version_id,
+                "after": f.after_version_id,
+                "changes": [[c.field, c.before, c.after] for c in f.changes],
+            }
+            for f in e.facts
+        ],
+        "evidence": list(e.evidence),
+        "summary": dict(e.summary),
+        "recorded_at": e.recorded_at.isoformat(),
+    }
+    return [seq, e.event_id, e.event_type, e.tenant, e.scope, e.owner_id, e.frame_id, to_json(body), audit_seq]
 
 
 def frame_params(f: Frame) -> list[Any]:
@@ -135,9 +128,10 @@ def decision_of(r: dict[str, Any]) -> DecisionTrace:
 
 
 def event_of(r: dict[str, Any]) -> StateChange:
+    body = json.loads(r["body"])
     facts = tuple(
         FactChange(f["fact_id"], f["key"], f["before"], f["after"], tuple(FieldChange(*c) for c in f["changes"]))
-        for f in json.loads(r["facts"])
+        for f in body["facts"]
     )
     return StateChange(
         event_id=r["event_id"],
@@ -145,18 +139,18 @@ def event_of(r: dict[str, Any]) -> StateChange:
         tenant=r["tenant"],
         scope=r["scope"],
         owner_id=r["owner_id"],
-        key=r["key"],
-        entity=r["entity"],
-        kind=r["kind"],
-        memory_type=r["memory_type"],
-        sensitivity=r["sensitivity"],
-        actor=r["actor"],
-        actor_chain=tuple(json.loads(r["actor_chain"])),
-        lens_id=r["lens_id"],
+        key=body["key"],
+        entity=body["entity"],
+        kind=body["kind"],
+        memory_type=body["memory_type"],
+        sensitivity=body["sensitivity"],
+        actor=body["actor"],
+        actor_chain=tuple(body["actor_chain"]),
+        lens_id=body["lens_id"],
         frame_id=r["frame_id"],
         facts=facts,
-        evidence=tuple(json.loads(r["evidence"])),
-        recorded_at=utc(r["recorded_at"]),
-        summary=json.loads(r["summary"]),
+        evidence=tuple(body["evidence"]),
+        recorded_at=datetime.fromisoformat(body["recorded_at"]),
+        summary=body["summary"],
         seq=int(r["seq"]),
     )
