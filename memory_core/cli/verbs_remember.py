@@ -212,6 +212,10 @@ def context(call: Call) -> Output:
     lines += ["lessons:", *map(_item_line, found.lessons)] if found.lessons else ["lessons: (none)"]
     lines += ["precedent:", *map(_item_line, found.precedent)] if found.precedent else []
     lines += [f"left out: {line.text}" for line in found.left_out]
+    if found.left_out_total > len(found.left_out):
+        lines.append(
+            f"left out: {found.left_out_total - len(found.left_out)} more matched (--index lists them, in budget)"
+        )
     return encode(found), "\n".join(lines), 0
 
 

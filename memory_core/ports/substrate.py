@@ -42,6 +42,10 @@ class SubstrateStore(Protocol):
         """Every version of the frame, oldest first (empty: no such frame in this tenant)."""
         ...
 
+    def frames_by_id(self, tenant: str, frame_ids: Sequence[str]) -> list[Frame]:
+        """The newest version of each of these frames of the tenant (any consumer's)."""
+        ...
+
     def frames(self, tenant: str, consumer: str, status: str | None = None) -> list[Frame]:
         """The newest version of each of the consumer's frames, newest first."""
         ...

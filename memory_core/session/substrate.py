@@ -16,6 +16,7 @@ from ..errors import (
     FrameNotFound,
     FrameNotOwned,
     IdentityIncomplete,
+    InvalidInput,
     LensExpired,
     LensNotFound,
     LensNotWorn,
@@ -27,7 +28,7 @@ from ..ports import SubstrateRecord
 from ..substrate.decisions import DECISION_TYPE, DecisionTrace, Interaction
 from ..substrate.events import NO_CONTEXT, EventContext, record_event
 from ..substrate.frames import Frame
-from ..substrate.items import Item, item_of_decision, item_of_fact, item_of_relation
+from ..substrate.items import Item, item_of_decision, item_of_fact, item_of_relation, with_task
 from ..substrate.lenses import SCOPE_ORDER, Capability, Worn
 from ..substrate.receipts import Disclosed, Receipt, message
 from ..values import content_sha256
@@ -114,7 +115,11 @@ def substrate_items(session: Session, identity: Identity, scopes: Sequence[Scope
         out.extend(item_of_fact(state) for state in live_keys(session, ns, as_of, None))
         out.extend(item_of_relation(scope, ns.owner_id, o) for o in session.graph.current_observations(ns, as_of))
         out.extend(item_of_decision(d) for d in session.store.substrate.decisions([ns]))
-    return out
+    # What was captured under a frame is about that frame's task: it holds the frame's tags and
+    # intent, as a decision made under it does (how a later, similar frame finds its lessons).
+    made_in = {i.frame_id for i in out if i.frame_id and i.plane != "decision"}
+    frames = {f.frame_id: f for f in session.store.substrate.frames_by_id(identity.tenant, sorted(made_in))}
+    return [with_task(i, frames[i.frame_id]) if i.plane != "decision" and i.frame_id in frames else i for i in out]
 
 
 def owned_frame(session: Session, identity: Identity, frame_id: str) -> Frame:
@@ -137,6 +142,8 @@ def sign_receipt(
     disclosed: Sequence[Disclosed],
 ) -> Receipt:
     """A receipt of what an answer disclosed, signed with the home's current receipt key."""
+    if session.store.read_only:  # neither the receipt nor the interaction record could be kept
+        raise InvalidInput(f"a {kind} keeps its receipt and its interaction record: open the home for writing")
     keyring = session.receipts
     unsigned = Receipt(
         receipt_id=session.new_id(),

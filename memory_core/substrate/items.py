@@ -6,6 +6,7 @@ ranking reads (terms, anchors, confidence, time), and what a receipt names (ref,
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -19,6 +20,7 @@ from ..model import FactVersion
 from ..texts import value_text
 from .captures import CAPTURE_PREFIX
 from .decisions import DECISION_TYPE, DecisionTrace
+from .frames import Frame
 from .refs import ref
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_'-]*")
@@ -40,15 +42,20 @@ def terms_of(*texts: str | None) -> frozenset[str]:
     return frozenset(out)
 
 
+_SENTENCE = re.compile(r"(?<=[.!?:;])\s+|\n+")
+
+
 def anchors_of(*texts: str | None) -> frozenset[str]:
-    """The words that name something: capitalised or holding a digit (where a re-query looks next)."""
+    """The words that name something (where a re-query looks next): capitalised inside a sentence
+    (a sentence's first word is capitalised anyway), or holding a digit."""
     out = set()
     for text in texts:
-        for word in _WORD.findall(text or ""):
-            if word[0].isupper() or any(ch.isdigit() for ch in word):
-                low = word.lower().strip("'-_")
-                if len(low) > 1 and low not in STOPWORDS:
-                    out.add(low)
+        for sentence in _SENTENCE.split(text or ""):
+            for n, word in enumerate(_WORD.findall(sentence)):
+                if (n > 0 and word[0].isupper()) or any(ch.isdigit() for ch in word):
+                    low = word.lower().strip("'-_")
+                    if len(low) > 1 and low not in STOPWORDS:
+                        out.add(low)
     return frozenset(out)
 
 
@@ -103,13 +110,15 @@ def _digest(body: Any) -> str:
 def item_of_fact(state: FactVersion) -> Item:
     said = value_text(state.value)
     key_words = _key_words(state.key)
+    # A capture's key is made of its entity and a digest: it is shown by its entity.
+    label = state.subject if state.subject and state.key.startswith(f"{CAPTURE_PREFIX}:") else state.key
     return Item(
         ref=ref(state.kind.value, state.fact_id),
         plane=state.kind.value,
         scope=state.scope,
         owner_id=state.owner_id,
         key=state.key,
-        text=f"{state.key}: {said}",
+        text=f"{label}: {said}",
         value=state.value,
         entity_type=state.memory_type,
         relation=None,
@@ -121,7 +130,7 @@ def item_of_fact(state: FactVersion) -> Item:
         content_sha256=state.content_sha256,
         valid_at=state.valid_at,
         confidence=state.confidence,
-        terms=terms_of(said, key_words, state.subject, state.memory_type),
+        terms=terms_of(said, key_words, state.subject, state.memory_type) | {f"ref:{state.kind.value}:{state.fact_id}"},
         anchors=terms_of(state.subject, key_words) | anchors_of(said),
     )
 
@@ -148,7 +157,7 @@ def item_of_relation(scope: Scope, owner_id: str, observation: Observation) -> I
         content_sha256=_digest(body),
         valid_at=o.valid_at,
         confidence=1.0,
-        terms=terms_of(said, _key_words(o.relation)),
+        terms=terms_of(said, _key_words(o.relation)) | {f"ref:relation:{o.triple_id}"},
         anchors=terms_of(o.subject, o.object),
     )
 
@@ -171,7 +180,7 @@ def decision_body(trace: DecisionTrace) -> dict[str, Any]:
 
 def item_of_decision(trace: DecisionTrace) -> Item:
     body = decision_body(trace)
-    intent_terms = {f"intent:{trace.intent}"} if trace.intent else set()
+    inputs = frozenset(f"ref:{r}" for r in trace.inputs)
     return Item(
         ref=ref("decision", trace.decision_id),
         plane="decision",
@@ -190,6 +199,18 @@ def item_of_decision(trace: DecisionTrace) -> Item:
         content_sha256=_digest(body),
         valid_at=trace.recorded_at,
         confidence=1.0,
-        terms=terms_of(trace.text, *trace.tags) | frozenset(trace.tags) | intent_terms,
-        anchors=anchors_of(trace.rationale, trace.outcome),
+        terms=terms_of(trace.text, *trace.tags)
+        | task_terms(trace.intent, trace.tags)
+        | {f"ref:decision:{trace.decision_id}"},
+        anchors=anchors_of(trace.rationale, trace.outcome) | inputs,  # a re-query follows its inputs
     )
+
+
+def task_terms(intent: str | None, tags: tuple[str, ...]) -> frozenset[str]:
+    """The terms a frame's task lends what was made under it: its tags and ``intent:<intent>``."""
+    return frozenset(tags) | ({f"intent:{intent}"} if intent else frozenset())
+
+
+def with_task(item: Item, frame: Frame) -> Item:
+    """An item captured under ``frame``, holding the frame's task terms."""
+    return dataclasses.replace(item, terms=item.terms | task_terms(frame.intent, frame.tags))

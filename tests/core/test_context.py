@@ -111,3 +111,27 @@ def test_a_context_is_refused_without_a_lens_that_reads(memory):
     assert refused.value.code == "CAPABILITY_MISSING"
     with pytest.raises(InvalidInput):
         bob.get_context(token_budget=0)
+
+
+def test_lessons_of_a_similar_frame_and_what_its_decisions_rest_on_are_reached(memory):
+    _, bob, _ = lensed(memory)
+    first = bob.frame_open("fix", "checkout timeouts", tags=["checkout"])
+    lesson = bob.capture(
+        "payment-client", "Retrying the payment call once helps", lens_id="developer", frame_id=first.frame_id
+    )
+    unrelated = bob.set("gateway", "the gateway keeps connections for 90 s", memory_type="lesson")
+    bob.decide(
+        "act",
+        "kept the pool as it is",
+        lens_id="developer",
+        frame_id=first.frame_id,
+        inputs=[f"fact:{unrelated.version.fact_id}"],
+    )
+    bob.frame_close(first.frame_id)
+    later = bob.frame_open("fix", "checkout latency", tags=["checkout"])
+    found = bob.get_context(frame_id=later.frame_id)
+    passes = {i.value: i.why["pass"] for i in found.lessons}
+    # The lesson was captured under a checkout frame: it holds that frame's tags and intent.
+    assert passes[lesson.version.value] == 1
+    # The gateway fact shares no word with the frame: the precedent's inputs lead to it.
+    assert passes["the gateway keeps connections for 90 s"] == 2

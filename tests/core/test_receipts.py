@@ -10,7 +10,7 @@ import pytest
 from memory_core import Memory
 from memory_core.adapters.receipt_keys import FileKeyring, verify_with
 from memory_core.cli import main
-from memory_core.errors import ReceiptInvalid, ReceiptKeyUnknown
+from memory_core.errors import InvalidInput, ReceiptInvalid, ReceiptKeyUnknown
 from memory_core.substrate.receipts import FIELDS, check_receipt
 from memory_core.wire import encode
 from tests.remember_setup import BOB, lensed
@@ -98,3 +98,11 @@ def test_memcore_receipt_verify_checks_a_file_offline(issued, home, tmp_path, ca
     stranger = "00" * 32
     assert main(["--json", "receipt", "verify", str(path), "--public-key", stranger]) == 1
     assert json.loads(capsys.readouterr().out)["error"]["code"] == "RECEIPT_INVALID"
+
+
+def test_a_read_only_home_refuses_a_view_typed(home, clock):
+    with Memory.open(home, clock=clock) as memory:
+        lensed(memory)
+    with Memory.open(home, read_only=True) as memory:
+        with pytest.raises(InvalidInput):  # the receipt and the interaction record could not be kept
+            memory.for_run(BOB).render()
