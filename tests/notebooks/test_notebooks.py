@@ -8,12 +8,15 @@ from pathlib import Path
 import pytest
 
 from memory_core import Memory
+from tests.lens_home import fill_lens_home
 from tests.review_home import fill_review_home
 from tools.screenshots import export_notebook, find_chromium, localize, rendered_text, screenshot
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = ["fact_timeline", "eval_report", "review_queue"]
+NOTEBOOKS = ["fact_timeline", "eval_report", "review_queue", "lens_explorer"]
 KEPT = ROOT / ".screenshots"
+LENS_TENANT = "lenses"
+EXTRA_ARGS = {"lens_explorer": ("--tenant", LENS_TENANT)}
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +32,7 @@ def fixture_home(tmp_path_factory):
     with Memory.open(home, clock=clock, embedder="hashing") as memory:
         tool = fill_review_home(memory, clock)
         assert tool.review_queue()
+        fill_lens_home(memory, tenant=LENS_TENANT)  # beside the review home's tenant, not in it
     nowhere = tmp_path_factory.mktemp("no-shared")
     coref_run(None, nowhere, home / "reports" / "coref")
     calibration_run(None, nowhere, home / "reports" / "resolver")
@@ -52,11 +56,12 @@ def test_marimo_check_strict_passes(name):
         ("fact_timeline", ["Fact timeline", "Paris"]),
         ("eval_report", ["Evaluation report", "whole-batch", "Conflict resolver calibration"]),
         ("review_queue", ["Review queue", "office-now"]),
+        ("lens_explorer", ["Lens explorer", "p95 latency", "verifies", "The contracts"]),
     ],
 )
 def test_exports_with_no_cell_error_and_renders_in_chromium(tmp_path, fixture_home, name, expected):
     html = tmp_path / f"{name}.html"
-    done = export_notebook(name, html, "--home", str(fixture_home), include_code=True)
+    done = export_notebook(name, html, "--home", str(fixture_home), *EXTRA_ARGS.get(name, ()), include_code=True)
     assert done.returncode == 0, done.stdout + done.stderr
     text = html.read_text(encoding="utf-8")
     assert "vnd.marimo+traceback" not in text
@@ -75,7 +80,7 @@ def test_exports_with_no_cell_error_and_renders_in_chromium(tmp_path, fixture_ho
 
 
 def test_without_a_home_each_notebook_says_where_it_looked(tmp_path):
-    for name in ("fact_timeline", "review_queue"):
+    for name in ("fact_timeline", "review_queue", "lens_explorer"):
         html = tmp_path / f"{name}.html"
         done = export_notebook(name, html, "--home", str(tmp_path / "nowhere"))
         assert done.returncode == 0, done.stdout + done.stderr

@@ -6,6 +6,7 @@ import pytest
 from memory_core import FixedClock, Memory
 from memory_core.service import ThreadedServer
 from tests.conftest import T0
+from tests.lens_home import fill_lens_home
 from tests.review_home import fill_review_home
 from tools.screenshots import export_notebook
 
@@ -55,3 +56,14 @@ def test_a_key_that_is_not_an_admin_key_is_told_so(tmp_path, service, monkeypatc
     assert "needs an admin key" in html
     html = exported(tmp_path, name, "--url", url, "--key", tenant)
     assert "ADMIN_REQUIRED" in html
+
+
+def test_the_lens_explorer_renders_through_the_service_with_receipts(tmp_path):
+    home = tmp_path / "home"
+    with Memory.open(home, clock=FixedClock(T0), embedder="hashing") as memory:
+        fill_lens_home(memory)
+        principal, _ = memory.keys.create(tenant="acme", user="ana", admin=True)
+        with ThreadedServer(memory) as server:
+            html = exported(tmp_path, "lens_explorer", "--url", server.url, "--key", principal)
+    assert "Lens explorer" in html and "Memory service" in html
+    assert "p95 latency" in html and "verifies" in html and "does not verify" not in html
