@@ -45,6 +45,13 @@ LIVE_STATUSES = (Status.ACTIVE.value, Status.PROPOSED.value, Status.CONFLICTED.v
 SOURCE_CLASSES = ("stated", "derived", "external", "imported")
 CALLER_SOURCE_CLASSES = ("derived", "external", "imported")  # the downgrades a caller may ask for
 SENSITIVITIES = ("low", "normal", "high")
+
+
+def sensitivity_rank(value: str | None) -> int:
+    """A sensitivity's place in ``SENSITIVITIES`` (an unknown one ranks as normal)."""
+    return SENSITIVITIES.index(value) if value in SENSITIVITIES else 1
+
+
 ON_EXPIRE = ("tombstone", "demote", "anonymize")
 
 

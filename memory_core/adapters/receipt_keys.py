@@ -15,6 +15,7 @@ import os
 import secrets
 import threading
 from pathlib import Path
+from typing import Callable
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -52,6 +53,7 @@ class FileKeyring:
         self.folder = Path(key_dir) / RECEIPTS_DIR
         self.read_only = read_only
         self._lock = threading.Lock()
+        self._signing = threading.Lock()
         self._signer: tuple[str, Ed25519PrivateKey] | None = None
 
     @property
@@ -61,27 +63,27 @@ class FileKeyring:
             with self._lock:
                 if not path.exists():
                     self._write(path, "home-" + secrets.token_hex(8) + "\n")
-        return path.read_text(encoding="ascii").strip()
+        return self._read(path)
 
     def current(self) -> str:
         return self._current()[0]
 
     def _current(self) -> tuple[str, Ed25519PrivateKey]:
+        # The pointer is read on every signature: a rotation by another process (``memcore receipt
+        # rotate`` beside a running service) is taken up at once, never signed past.
         with self._lock:
-            if self._signer is None:
-                pointer = self.folder / CURRENT_FILE
-                if pointer.exists():
-                    key_id = pointer.read_text(encoding="ascii").strip()
-                    self._signer = (key_id, self._load_private(key_id))
-                else:
-                    self._signer = self._make()
+            pointer = self.folder / CURRENT_FILE
+            key_id = self._read(pointer) if pointer.exists() else None
+            if key_id is None:
+                self._signer = self._make()
+            elif self._signer is None or self._signer[0] != key_id:
+                self._signer = (key_id, self._load_private(key_id))
             return self._signer
 
-    def sign(self, key_id: str, message: bytes) -> str:
-        current_id, private = self._current()
-        if key_id != current_id:
-            raise StoreCorrupted(f"receipt key {key_id} is not the current key ({current_id}): it cannot sign")
-        return private.sign(message).hex()
+    def sign(self, message_for: Callable[[str], bytes]) -> tuple[str, str]:
+        with self._signing:  # the key a message names is the key that signs it, rotation or not
+            key_id, private = self._current()
+            return key_id, private.sign(message_for(key_id)).hex()
 
     def verify(self, key_id: str, message: bytes, signature: str) -> bool | None:
         public = self.public_keys().get(key_id)
@@ -91,10 +93,9 @@ class FileKeyring:
         return read_public_keys(self.folder) if self.folder.exists() else {}
 
     def rotate(self) -> str:
-        with self._lock:
-            old = self._signer[0] if self._signer else None
-            if old is None and (self.folder / CURRENT_FILE).exists():
-                old = (self.folder / CURRENT_FILE).read_text(encoding="ascii").strip()
+        with self._signing, self._lock:
+            pointer = self.folder / CURRENT_FILE
+            old = self._read(pointer) if pointer.exists() else None
             self._signer = self._make()
             if old is not None:
                 (self.folder / f"{old}.ed25519").unlink(missing_ok=True)  # retired: it never signs again
@@ -137,7 +138,17 @@ class FileKeyring:
     def _write(self, path: Path, content: str) -> None:
         if self.read_only:
             raise HomeUnusable("this memory was opened read-only: it cannot write its receipt keyring")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(content, encoding="ascii")
-        os.replace(tmp, path)  # a reader sees the old file or the new one, never half of one
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            tmp.write_text(content, encoding="ascii")
+            os.replace(tmp, path)  # a reader sees the old file or the new one, never half of one
+        except OSError as exc:
+            raise HomeUnusable(f"cannot write {path}: {exc.strerror or exc}", reason="key_dir") from None
+
+    @staticmethod
+    def _read(path: Path) -> str:
+        try:
+            return path.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HomeUnusable(f"cannot read {path}: {exc}", reason="key_dir") from None

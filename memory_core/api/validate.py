@@ -309,6 +309,7 @@ OP_RULES: dict[tuple[str, str], Rule] = {
     ("capture", "key"): _optional_key,
     ("capture", "confidence"): _unit,
     ("lens_define", "title"): _text(max_chars=200),
+    ("get_context", "token_budget"): _integer(1, 1_000_000),
 }
 # A batch's (or a snapshot's) own levels above the values it carries: a value may nest as deep
 # in a batch as in a point write.

@@ -6,7 +6,7 @@ kept after the answer they describe."""
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, Union
+from typing import Callable, Protocol, Sequence, Union
 
 from ..identity import Namespace
 from ..substrate.decisions import DecisionTrace, Interaction
@@ -50,7 +50,7 @@ class SubstrateStore(Protocol):
         """The newest version of each of the consumer's frames, newest first."""
         ...
 
-    def decisions(self, namespaces: Sequence[Namespace], frame_id: str | None = None) -> list[DecisionTrace]:
+    def decisions(self, namespaces: Sequence[Namespace]) -> list[DecisionTrace]:
         """The newest version of every decision trace kept in the namespaces."""
         ...
 
@@ -62,7 +62,6 @@ class SubstrateStore(Protocol):
         since: int,
         limit: int,
         types: Sequence[str] = (),
-        frame_id: str | None = None,
     ) -> list[StateChange]:
         """Events of the namespaces after seq ``since``, in order, at most ``limit`` (``types``:
         exact types or ``family.*`` patterns; none: every type)."""
@@ -80,8 +79,6 @@ class SubstrateStore(Protocol):
 
     def interaction(self, tenant: str, interaction_id: str) -> Interaction | None: ...
 
-    def receipt(self, tenant: str, receipt_id: str) -> Receipt | None: ...
-
     def record_answer(self, interaction: Interaction, receipt: Receipt | None) -> None:
         """Keep an interaction record and the receipt it was answered with, in one transaction."""
         ...
@@ -98,8 +95,9 @@ class ReceiptKeyring(Protocol):
         """The id of the key that signs now (made on first use)."""
         ...
 
-    def sign(self, key_id: str, message: bytes) -> str:
-        """The signature (hex) of ``message`` under key ``key_id``, which must be the current key."""
+    def sign(self, message_for: Callable[[str], bytes]) -> tuple[str, str]:
+        """(key id, signature hex) of the message ``message_for(key id)`` builds for the current
+        key (a receipt names the key that signs it), signed under that key."""
         ...
 
     def verify(self, key_id: str, message: bytes, signature: str) -> bool | None:

@@ -15,7 +15,15 @@ from ..inputs import text
 from ..model import Provenance
 from ..session import RunService
 from ..session.point import run_set
-from ..session.substrate import commit_records, decision_write, owned_frame, record_answer, sign_receipt, wear
+from ..session.substrate import (
+    commit_records,
+    decision_write,
+    owned_frame,
+    ready_to_sign,
+    record_answer,
+    sign_receipt,
+    wear,
+)
 from ..substrate.answers import CaptureResult
 from ..substrate.captures import parse_capture
 from ..substrate.decisions import DecisionTrace, parse_decision, with_outcome
@@ -40,6 +48,7 @@ class CaptureService(RunService):
         found = parse_capture(**envelope)
         worn = wear(self.session, self.identity, [found.lens_id], Capability.CAPTURE)
         self._open_frame(found.frame_id)
+        ready_to_sign(self.session)  # a receipt that could not be signed refuses the capture before it writes
         namespace = self.identity.namespace(scope)
         provenance = dataclasses.replace(
             Provenance.of(self.identity, self.origin),
@@ -112,13 +121,17 @@ class CaptureService(RunService):
         return trace
 
     def outcome(self, decision_id: str, outcome: str, scope: str | Scope) -> DecisionTrace:
-        """A decision's outcome once known: a new version of the trace (the caller's own)."""
+        """A decision's outcome once known: a new version of the trace. Only the consumer that made
+        the decision adds its outcome; anyone else's (or a missing one) is not found."""
         decision_id = text(decision_id, "decision_id", max_chars=64)
         namespace = self.identity.namespace(scope)
         with self.session.locked():
             held = self.session.store.substrate.decision(self.identity.tenant, decision_id)
-            if held is None or (held.scope, held.owner_id) != (namespace.scope.value, namespace.owner_id):
-                raise NotFound(f"no decision {decision_id!r} in scope {namespace.scope.value}", decision_id=decision_id)
+            mine = held is not None and held.actor == self.identity.actor
+            if not mine or (held.scope, held.owner_id) != (namespace.scope.value, namespace.owner_id):
+                raise NotFound(
+                    f"no decision {decision_id!r} of yours in scope {namespace.scope.value}", decision_id=decision_id
+                )
             trace = with_outcome(held, outcome, self.session.clock.now(), self.identity.actor)
             commit_records(self.session, self.identity.actor, [decision_write(trace)])
         return trace

@@ -1,7 +1,8 @@
 """Reading the state-change stream with a cursor: the events of the scopes a call reads, after
 ``since``, of the types asked for; through lenses, only the events a worn lens watches and
 admits. An event stores hashes; the values before and after are read from the version rows, and
-shown only where the caller (through its lenses, when it wears any) may read that row."""
+shown only where the caller (through its lenses, when it wears any) may read that row: through
+lenses, a fact of the write that no worn lens admits is left out of the event altogether."""
 
 from __future__ import annotations
 
@@ -78,10 +79,12 @@ class EventsService(RunService):
         facts = []
         for f in event.facts:
             before, after = rows.get(f.before_version_id or ""), rows.get(f.after_version_id)
-            visible = [r for r in (before, after) if r is not None]
             withheld = None
-            if seeing is not None and not all(_row_visible(seeing, r) for r in visible):
-                withheld = "lens"
+            if seeing is not None:
+                if after is None or not _row_visible(seeing, after):
+                    continue  # a fact of the write the lenses do not admit (a flagged peer): not even its key
+                if before is not None and not _row_visible(seeing, before):
+                    withheld = "lens"  # admitted now, not before (its sensitivity was lowered)
             facts.append(
                 FactDiff(
                     fact_id=f.fact_id,
@@ -90,7 +93,7 @@ class EventsService(RunService):
                     after_version_id=f.after_version_id,
                     changes={c.field: [c.before, c.after] for c in f.changes},
                     value_before=before.value if before is not None and withheld is None else None,
-                    value_after=after.value if after is not None and withheld is None else None,
+                    value_after=after.value if after is not None else None,
                     withheld=withheld,
                 )
             )

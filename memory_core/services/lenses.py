@@ -122,7 +122,8 @@ class LensService(RunService):
             "lens.assigned" if assigned else "lens.unassigned",
             LENS_TYPE,
             (line,),
-            summary={"lens_id": lens_id, "consumer": consumer},
+            # Who wears a lens is an admin's to know (``lenses``): the event names the lens only.
+            summary={"lens_id": lens_id, "version": line.version},
         )
 
     def define_group(self, group: str, permissions: Sequence[str]) -> dict[str, Any]:

@@ -57,7 +57,8 @@ def own_namespace(identity: Identity) -> Namespace:
 def wear(session: Session, identity: Identity, lens_ids: Sequence[str] | None, need: Capability | None) -> Worn:
     """The lenses a call wears: those it names (each defined, unexpired, and assigned to the caller
     unless the caller is a principal, an admin), or every lens assigned to it; refused when none
-    of them grants ``need``."""
+    of them grants ``need``, and otherwise only those that grant it (a capture-only lens worn
+    beside a reading one admits nothing to a read)."""
     substrate, tenant, now = session.store.substrate, identity.tenant, session.clock.now()
     consumer = consumer_of(identity)
     defined = {lens.lens_id: lens for lens in substrate.lenses(tenant)}
@@ -79,11 +80,13 @@ def wear(session: Session, identity: Identity, lens_ids: Sequence[str] | None, n
             raise LensNotWorn(f"lens {lens_id!r} is not assigned to {consumer}", lens_id=lens_id, consumer=consumer)
         worn.append(lens)
     found = Worn(tuple(worn), substrate.permission_groups(tenant))
-    if need is not None and not found.holding(need):
+    if need is None:
+        return found
+    if not found.holding(need):
         raise CapabilityMissing(
             f"none of the worn lenses ({', '.join(found.ids)}) grants {need.value}", capability=need.value
         )
-    return found
+    return found.granting(need)  # a lens that does not grant it takes no part
 
 
 def read_scopes(identity: Identity, worn: Worn | None, asked: Iterable[str | Scope] | None) -> tuple[Scope, ...]:
@@ -133,6 +136,15 @@ def owned_frame(session: Session, identity: Identity, frame_id: str) -> Frame:
     return frame
 
 
+def ready_to_sign(session: Session) -> None:
+    """Refuse now, typed, what ``sign_receipt`` would refuse later (a read-only home, a keyring
+    that cannot be read or made): a capture checks before it writes."""
+    if session.store.read_only:
+        raise InvalidInput("a capture keeps its receipt and its interaction record: open the home for writing")
+    session.receipts.current()
+    _ = session.receipts.issuer
+
+
 def sign_receipt(
     session: Session,
     identity: Identity,
@@ -156,9 +168,10 @@ def sign_receipt(
         issued_at=session.clock.now(),
         store_seq=session.versions.last_seq,
         disclosed=tuple(disclosed),
-        key_id=keyring.current(),
+        key_id="",
     )
-    return dataclasses.replace(unsigned, signature=keyring.sign(unsigned.key_id, message(unsigned)))
+    key_id, signature = keyring.sign(lambda key: message(dataclasses.replace(unsigned, key_id=key)))
+    return dataclasses.replace(unsigned, key_id=key_id, signature=signature)
 
 
 def record_answer(

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..audit import AuditEntry
 from ..graph.plan import GraphWrite
-from ..model import FactVersion, Op, Provenance
+from ..model import FactVersion, Op, Provenance, sensitivity_rank
 
 # The fields of a version row whose changes an event lists (``value`` stands for the content hash).
 DIFF_FIELDS = (
@@ -234,10 +234,11 @@ def events_of(
                 entity=principal.subject if principal is not None else None,
                 kind=principal.kind.value if principal is not None else None,
                 memory_type=principal.memory_type if principal is not None else None,
-                sensitivity=max((r.sensitivity for r in mine), key=_rank, default=None),
+                sensitivity=max((r.sensitivity for r in mine), key=sensitivity_rank, default=None),
                 actor=entry.actor,
                 actor_chain=context.actor_chain or (entry.actor,),
-                lens_id=context.lens_id,
+                # A lifecycle op on a captured row names no lens itself: the row's lens is the event's.
+                lens_id=context.lens_id or (principal.provenance.lens_id if principal is not None else None),
                 frame_id=context.frame_id,
                 facts=facts,
                 evidence=context.evidence,
@@ -246,10 +247,6 @@ def events_of(
             )
         )
     return tuple(out)
-
-
-def _rank(sensitivity: str) -> int:
-    return ("low", "normal", "high").index(sensitivity) if sensitivity in ("low", "normal", "high") else 1
 
 
 def _fact_changes(rows: Sequence[FactVersion], priors: Mapping[str, FactVersion]) -> tuple[FactChange, ...]:
@@ -369,7 +366,7 @@ def redaction_event(entry: AuditEntry, rows: Sequence[FactVersion], scrubbed_sha
         sensitivity=principal.sensitivity if principal is not None else None,
         actor=entry.actor,
         actor_chain=(entry.actor,),
-        lens_id=None,
+        lens_id=principal.provenance.lens_id if principal is not None else None,
         frame_id=None,
         facts=facts,
         evidence=(),

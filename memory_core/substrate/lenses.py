@@ -20,12 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from ..errors import InvalidInput
 from ..identity import Scope
 from ..inputs import known_options, number, text, texts
-from ..model import SENSITIVITIES
+from ..model import SENSITIVITIES, sensitivity_rank
 from ..temporal import parse_instant
 from .events import type_matches
 
@@ -236,6 +236,11 @@ class Worn:
     def holding(self, capability: Capability) -> tuple[Lens, ...]:
         return tuple(lens for lens in self.lenses if capability in self.capabilities_of(lens))
 
+    def granting(self, capability: Capability) -> Worn:
+        """Only the worn lenses that grant ``capability``: a lens that may not read admits nothing
+        to a read, whatever else is worn beside it."""
+        return Worn(self.holding(capability), self.group_grants)
+
     def scopes(self) -> frozenset[Scope]:
         return frozenset(s for lens in self.lenses for s in lens.scopes)
 
@@ -243,10 +248,6 @@ class Worn:
 def watches(lens: Lens, event_type: str) -> bool:
     """Does the lens watch this state-change type? (``*``, an exact type, or a ``fact.*`` family)."""
     return any(type_matches(pattern, event_type) for pattern in lens.watches)
-
-
-def _sensitivity_rank(value: str | None) -> int:
-    return SENSITIVITIES.index(value) if value in SENSITIVITIES else SENSITIVITIES.index("normal")
 
 
 def admits_row(
@@ -263,7 +264,7 @@ def admits_row(
     shared substrate, admitted by any lens)."""
     if scope not in lens.scopes:
         return False
-    if _sensitivity_rank(sensitivity) > _sensitivity_rank(lens.max_sensitivity):
+    if sensitivity_rank(sensitivity) > sensitivity_rank(lens.max_sensitivity):
         return False
     if (
         lens_id is not None
@@ -275,11 +276,6 @@ def admits_row(
     if relation is not None:
         return ANY in lens.relationships or relation in lens.relationships
     return ANY in lens.entity_types or (entity_type or "general") in lens.entity_types
-
-
-def admitting(lenses: Iterable[Lens], **shape: Any) -> tuple[str, ...]:
-    """The ids of the lenses that admit a row of ``shape`` (empty: none does)."""
-    return tuple(lens.lens_id for lens in lenses if admits_row(lens, **shape))
 
 
 @dataclass(frozen=True, slots=True)

@@ -131,8 +131,9 @@ def parse_receipt(body: object) -> Receipt:
         issued = parse_instant(body["issued_at"], "issued_at")
     except Exception as exc:  # noqa: BLE001 - any malformed instant is the same refusal
         raise ReceiptInvalid(f"receipt field issued_at: {exc}", field="issued_at") from None
-    if issued is None:
-        raise ReceiptInvalid("receipt field issued_at must be an instant", field="issued_at")
+    if issued is None or issued.isoformat() != body["issued_at"]:
+        # Only the spelling it was signed in: another spelling of the same instant is another byte.
+        raise ReceiptInvalid("receipt field issued_at must be an instant as the home wrote it", field="issued_at")
     kind = _str(body, "kind")
     if kind not in KINDS:
         raise ReceiptInvalid(f"receipt kind must be one of {', '.join(KINDS)}", field="kind")

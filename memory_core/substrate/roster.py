@@ -19,7 +19,7 @@ architect, reviewer, watchdog and scheduler.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import InvalidInput
 from ..inputs import known_options, mapping, texts
@@ -52,15 +52,8 @@ def parse_roster(body: object) -> Roster:
     for lens_id, consumers in (mapping(found.get("assignments") or {}, "assignments") or {}).items():
         if lens_id not in lenses:
             raise InvalidInput(f"assignments name lens {lens_id!r}, which the roster does not define", field=lens_id)
-        assignments[lens_id] = tuple(parse_consumer(c, f"assignments.{lens_id}") for c in texts(consumers, lens_id))
+        named = (parse_consumer(c, f"assignments.{lens_id}") for c in texts(consumers, lens_id))
+        assignments[lens_id] = tuple(dict.fromkeys(named))  # a consumer named twice is assigned once
     if not lenses and not groups:
         raise InvalidInput("a roster defines at least one lens or permission group", field="roster")
     return Roster(groups, lenses, assignments)
-
-
-def roster_counts(roster: Roster) -> Mapping[str, int]:
-    return {
-        "groups": len(roster.groups),
-        "lenses": len(roster.lenses),
-        "assignments": sum(len(c) for c in roster.assignments.values()),
-    }

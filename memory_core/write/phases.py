@@ -22,7 +22,7 @@ from ..errors import (
     PreconditionFailed,
     SourceClassRefused,
 )
-from ..model import CALLER_SOURCE_CLASSES, VISIBLE_STATUSES, FactVersion, Kind, Op, Status
+from ..model import CALLER_SOURCE_CLASSES, VISIBLE_STATUSES, FactVersion, Kind, Op, Status, sensitivity_rank
 from ..temporal import live_at
 from ..texts import value_text
 from ..timeline import FactState, plan_statement
@@ -212,7 +212,7 @@ def build_rows(state: SetState, new_id: IdFactory) -> SetState:
             pinned=prior.pinned or r.pin,
             expires_at=state.expires_at,
             on_expire=state.on_expire,
-            sensitivity=max(prior.sensitivity, state.sensitivity, key=("low", "normal", "high").index),
+            sensitivity=max(prior.sensitivity, state.sensitivity, key=sensitivity_rank),
             relations=r.relations or prior.relations,  # a restatement naming its facts names them anew
         )
         return dataclasses.replace(state, rows=(row,))

@@ -122,3 +122,24 @@ def test_a_decision_trace_and_its_outcome(memory):
     with pytest.raises(NotFound):
         bob.decision_outcome(trace.decision_id, "x", scope="tenant")  # it lives in bob's user scope
     assert f"decision:{trace.decision_id}" in bob.frame_get(frame.frame_id).footprint
+
+
+def test_only_the_decisions_maker_adds_its_outcome(memory):
+    _, bob, eve = lensed(memory)
+    trace = bob.decide("act", "ship it", lens_id="developer", scope="tenant")
+    with pytest.raises(NotFound):
+        eve.decision_outcome(trace.decision_id, "it broke", scope="tenant")
+    assert bob.decision_outcome(trace.decision_id, "it held", scope="tenant").version == 2
+
+
+def test_a_change_to_a_captured_row_is_shown_only_through_lenses_that_read_its_captures(memory):
+    admin, bob, eve = lensed(memory)
+    admin.lens_define("metrics-too", entity_types=["metric", "lesson"])
+    admin.lens_assign("metrics-too", "agent:eve")
+    found = bob.capture("checkout", "p95 is 420 ms", lens_id="analyst", entity_type="metric", key="p95")
+    bob.capture("deploys", "Fridays are frozen", lens_id="developer", key="friday")
+    bob.lock("friday")
+    seen = {e.key for e in eve.events(lenses=["metrics-too"], scopes=["user"]).events}
+    assert seen == set()  # a capture is its lens's: neither the capture nor the lock shows through another
+    seen = {(e.event_type, e.key) for e in eve.events(lenses=["analyst"], scopes=["user"]).events}
+    assert seen == {("fact.created", found.key)}

@@ -116,3 +116,28 @@ def test_a_roster_that_names_an_unknown_lens_loads_nothing(memory):
     with pytest.raises(InvalidInput):
         admin.lens_roster_load({"lenses": {"a": {}}, "assignments": {"b": ["agent:x"]}})
     assert store_snapshot(memory) == before
+
+
+def test_a_lens_that_may_not_read_adds_nothing_to_a_read(memory):
+    admin, bob, eve = lensed(memory)
+    admin.lens_define("dropbox", entity_types=["secret"], capabilities=["capture"])
+    admin.lens_assign("dropbox", "agent:eve")
+    eve.capture("payroll", "the CEO's salary is 1M", lens_id="dropbox", entity_type="secret")
+    with pytest.raises(CapabilityMissing):
+        eve.render(lenses=["dropbox"])
+    for view in (eve.render(lenses=["analyst", "dropbox"]), eve.render()):
+        assert view.lenses == ("analyst",) and all("salary" not in i.text for i in view.items)
+    seen = eve.events(lenses=["analyst", "dropbox"])
+    assert all(f.value_after != "the CEO's salary is 1M" for e in seen.events for f in e.facts)
+
+
+def test_an_assignment_event_does_not_say_who_wears_the_lens(memory):
+    admin, bob, _ = lensed(memory)
+    assigned = bob.events(types=["lens.assigned"], scopes=["tenant"]).events
+    assert assigned and all("consumer" not in e.summary and "agent:" not in str(e.summary) for e in assigned)
+
+
+def test_a_roster_naming_a_consumer_twice_assigns_once_and_the_audit_holds(memory):
+    admin = memory.for_run(ADMIN)
+    loaded = admin.lens_roster_load({"lenses": {"q": {}}, "assignments": {"q": ["agent:zed", "agent:zed"]}})
+    assert loaded.assignments == 1 and memory.verify_audit().ok

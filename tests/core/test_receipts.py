@@ -10,7 +10,7 @@ import pytest
 from memory_core import Memory
 from memory_core.adapters.receipt_keys import FileKeyring, verify_with
 from memory_core.cli import main
-from memory_core.errors import InvalidInput, ReceiptInvalid, ReceiptKeyUnknown
+from memory_core.errors import HomeUnusable, InvalidInput, ReceiptInvalid, ReceiptKeyUnknown
 from memory_core.substrate.receipts import FIELDS, check_receipt
 from memory_core.wire import encode
 from tests.remember_setup import BOB, lensed
@@ -106,3 +106,30 @@ def test_a_read_only_home_refuses_a_view_typed(home, clock):
     with Memory.open(home, read_only=True) as memory:
         with pytest.raises(InvalidInput):  # the receipt and the interaction record could not be kept
             memory.for_run(BOB).render()
+
+
+def test_another_spelling_of_the_same_instant_is_refused(issued):
+    bob, receipt = issued
+    respelled = receipt["issued_at"].replace("+00:00", "Z")
+    with pytest.raises(ReceiptInvalid):
+        bob.verify_receipt(dict(receipt, issued_at=respelled))
+
+
+def test_a_rotation_by_another_process_is_taken_up_at_once(home, clock):
+    with Memory.open(home, clock=clock) as memory:
+        _, bob, _ = lensed(memory)
+        before = bob.render().receipt.key_id
+        rotated = FileKeyring(home / "keys").rotate()  # as `memcore receipt rotate` beside a service
+        after = bob.render().receipt
+        assert after.key_id == rotated != before and bob.verify_receipt(after)
+
+
+def test_a_capture_whose_receipt_cannot_be_signed_writes_nothing(home, clock):
+    with Memory.open(home, clock=clock) as memory:
+        _, bob, _ = lensed(memory)
+        (home / "keys").mkdir(exist_ok=True)
+        (home / "keys" / "receipts").write_text("not a folder")
+        before = memory.store.inspection.tables()
+        with pytest.raises(HomeUnusable):
+            bob.capture("e", "a claim", lens_id="developer")
+        assert memory.store.inspection.tables() == before

@@ -283,3 +283,28 @@ def test_a_failing_source_answers_its_error_and_is_tried_again(served: Served) -
     assert down["code"] == "SERVICE_UNAVAILABLE"
     assert written["verdict"] == "created" and value(read) == 1
     assert len(made) == 2  # made once it answered, then kept
+
+
+def test_an_agent_works_under_a_frame_through_mcp(served: Served) -> None:
+    admin = served.memory.for_run(Identity(tenant="acme", user="root", admin=True))
+    admin.lens_define("mcp-dev", entity_types=["lesson", "decision"], capabilities=["read", "capture", "decide"])
+    admin.lens_assign("mcp-dev", "agent:helper")
+
+    async def body(client: Client) -> dict[str, Any]:
+        frame = await call(client, "frame_open", intent="fix", goal="flaky deploys", tags=["deploy"])
+        captured = await call(
+            client,
+            "memory_capture",
+            entity="deploy",
+            claim="deploys flake when the cache is cold",
+            lens_id="mcp-dev",
+            frame_id=frame["frame_id"],
+        )
+        context = await call(client, "memory_get_context", query="deploys", lenses=["mcp-dev"])
+        closed = await refused(client, "memory_capture", entity="deploy", claim="x", lens_id="nope")
+        return {"frame": frame, "captured": captured, "context": context, "refused": closed}
+
+    got = session(served, "cid", body)
+    assert got["captured"]["verdict"] == "created" and got["captured"]["receipt"]["signature"]
+    assert [i["value"] for i in got["context"]["lessons"]] == ["deploys flake when the cache is cold"]
+    assert got["refused"]["code"] == "LENS_NOT_FOUND"

@@ -125,6 +125,22 @@ BOUND: dict[str, BoundTable] = {
 SELF_BOUND = ("memory_versions", "state_changes")
 
 
+def insert_self_bound(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Sequence[Any]]) -> list[LedgerLine]:
+    """Insert rows of a table whose rows carry their own ledger digest (``SELF_BOUND``), each
+    computed by the insert from the same values: their ``+`` lines, without a second statement.
+    Each row gives the bound table's columns, in order."""
+    bound = BOUND[table]
+    marks = "(" + ", ".join(["?"] * len(bound.columns) + [bound.digest_of_params]) + ")"
+    params = [value for row in rows for value in (*row, *row)]
+    found = con.execute(
+        f"INSERT INTO {table} ({', '.join(bound.columns)}, row_digest) VALUES "
+        + ", ".join([marks] * len(rows))
+        + f" RETURNING row_digest, {bound.key_sql}",
+        params,
+    ).fetchall()
+    return [LedgerLine(table, "+", digest, key) for digest, key in found]
+
+
 class AuditedTx:
     """One audited transaction: its connection, the seq of the audit row that closes it, and the
     ledger lines its statements record."""

@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from ...audit import LedgerLine
 from ...identity import Namespace
 from ...substrate.decisions import DecisionTrace, Interaction
 from ...substrate.events import StateChange
 from ...substrate.frames import Frame
 from ...substrate.lenses import Assignment, Capability, Lens, PermissionGroup, parse_lens
-from ...substrate.receipts import Receipt, body_of, parse_receipt
-from .audit_ledger import BOUND, AuditedTx
+from ...substrate.receipts import Receipt, body_of
+from .audit_ledger import BOUND, AuditedTx, insert_self_bound
 from .connection import DuckDBConnection
 from .schema import utc
 from .schema_substrate import (
@@ -76,19 +75,8 @@ class DuckDBSubstrate:
         if not events:
             return 0
         first = self._event_seq + 1
-        marks = "(" + ", ".join(["?"] * len(EVENT_COLUMNS) + [BOUND["state_changes"].digest_of_params]) + ")"
-        params: list[Any] = []
-        for i, event in enumerate(events):
-            values = event_params(first + i, event, tx.seq)
-            params.extend(values)
-            params.extend(values)
-        found = tx.execute(
-            f"INSERT INTO state_changes ({', '.join(EVENT_COLUMNS)}, row_digest) VALUES "
-            + ", ".join([marks] * len(events))
-            + " RETURNING row_digest, json_array(event_id)::VARCHAR",
-            params,
-        ).fetchall()
-        tx.lines.extend(LedgerLine("state_changes", "+", digest, key) for digest, key in found)
+        rows = [event_params(first + i, event, tx.seq) for i, event in enumerate(events)]
+        tx.lines.extend(insert_self_bound(tx.con, "state_changes", rows))
         return len(events)
 
     def committed(self, count: int) -> None:
@@ -229,10 +217,8 @@ class DuckDBSubstrate:
         found = [frame_of(r) for r in rows]
         return [f for f in found if status is None or f.status == status]
 
-    def decisions(self, namespaces: Sequence[Namespace], frame_id: str | None = None) -> list[DecisionTrace]:
+    def decisions(self, namespaces: Sequence[Namespace]) -> list[DecisionTrace]:
         where, params = _ns_filter(namespaces)
-        if frame_id is not None:
-            where, params = f"{where} AND frame_id = ?", [*params, frame_id]
         rows = self._db.dicts(
             f"SELECT {', '.join(DECISION_COLUMNS)} FROM decision_traces WHERE {where} "
             "QUALIFY row_number() OVER (PARTITION BY decision_id ORDER BY version DESC) = 1 "
@@ -255,15 +241,13 @@ class DuckDBSubstrate:
         since: int,
         limit: int,
         types: Sequence[str] = (),
-        frame_id: str | None = None,
     ) -> list[StateChange]:
         where, params = _ns_filter(namespaces)
         typed, type_params = _types_filter(types)
-        framed = "AND frame_id = ? " if frame_id is not None else ""
         rows = self._db.dicts(
-            f"SELECT {', '.join(EVENT_COLUMNS)} FROM state_changes WHERE {where} AND {typed} AND seq > ? {framed}"
+            f"SELECT {', '.join(EVENT_COLUMNS)} FROM state_changes WHERE {where} AND {typed} AND seq > ? "
             "ORDER BY seq LIMIT ?",
-            [*params, *type_params, since, *([frame_id] if frame_id is not None else []), limit],
+            [*params, *type_params, since, limit],
         )
         return [event_of(r) for r in rows]
 
@@ -316,10 +300,6 @@ class DuckDBSubstrate:
             utc(r["asked_at"]),
             json.loads(r["detail"]),
         )
-
-    def receipt(self, tenant: str, receipt_id: str) -> Receipt | None:
-        rows = self._db.rows("SELECT body FROM receipts WHERE tenant = ? AND receipt_id = ?", [tenant, receipt_id])
-        return parse_receipt(json.loads(rows[0][0])) if rows else None
 
     def record_answer(self, interaction: Interaction, receipt: Receipt | None) -> None:
         i = interaction

@@ -23,11 +23,11 @@ from ...model import VISIBLE_STATUSES, FactVersion
 from ...ports import Head, StagedRows, WriteBatch
 from ...substrate.events import StateChange
 from .audit_chain import AuditChain
-from .audit_ledger import BOUND
+from .audit_ledger import insert_self_bound
 from .connection import NS_WHERE, DuckDBConnection, ns_of, ns_params
 from .graph import DuckDBGraph
 from .key_order import KeyOrder
-from .schema import COLS, LATEST, VERSION_COLUMNS, attrs_json, row_to_version, version_params
+from .schema import COLS, LATEST, attrs_json, row_to_version, version_params
 from .staging import STAGED_INSERT, arrow_versions, staged_columns
 from .substrate import DuckDBSubstrate
 
@@ -360,23 +360,10 @@ class DuckDBVersions:
             self._db.con.execute("CHECKPOINT")  # fold the WAL, which still holds the old bytes
 
 
-_ROW_MARKS = "(" + ", ".join(["?"] * len(VERSION_COLUMNS) + [BOUND["memory_versions"].digest_of_params]) + ")"
-
-
 def _insert_rows(
     con: duckdb.DuckDBPyConnection, first: int, rows: Sequence[FactVersion], audit_seq: int | None
 ) -> list[LedgerLine]:
-    """Insert a few version rows, each with the digest it is written with (computed by the insert
-    from the same values): their ``+`` ledger lines, without a second statement."""
-    params = []
-    for i, row in enumerate(rows):
-        values = version_params(first + i, row, audit_seq)
-        params.extend(values)
-        params.extend(values)
-    found = con.execute(
-        f"INSERT INTO memory_versions ({COLS}, row_digest) VALUES "
-        + ", ".join([_ROW_MARKS] * len(rows))
-        + " RETURNING row_digest, json_array(id)::VARCHAR",
-        params,
-    ).fetchall()
-    return [LedgerLine("memory_versions", "+", digest, key) for digest, key in found]
+    """Insert a few version rows, each with the digest it is written with."""
+    return insert_self_bound(
+        con, "memory_versions", [version_params(first + i, r, audit_seq) for i, r in enumerate(rows)]
+    )
