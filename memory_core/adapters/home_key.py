@@ -24,6 +24,33 @@ PRIVATE_FILE = "home.ed25519"
 PUBLIC_FILE = "home.ed25519.pub"
 
 
+def read_private(path: Path) -> Ed25519PrivateKey:
+    """The Ed25519 private key in a PKCS#8 PEM file, or the typed refusal."""
+    try:
+        secret = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except OSError as exc:
+        raise HomeUnusable(f"cannot read {path}: {exc.strerror or exc}", reason="key_dir") from None
+    except ValueError as exc:
+        raise StoreCorrupted(f"{path} is not a readable private key: {exc}") from None
+    if not isinstance(secret, Ed25519PrivateKey):
+        raise StoreCorrupted(f"{path} is not an Ed25519 private key")
+    return secret
+
+
+def write_private(path: Path, secret: Ed25519PrivateKey) -> None:
+    """Write a new private key file, readable by its owner only (never over an existing one)."""
+    pem = secret.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as out:
+        out.write(pem)
+
+
+def public_hex(public: Ed25519PublicKey) -> str:
+    return public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw).hex()
+
+
 def key_id_of(public: Ed25519PublicKey) -> str:
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()[:16]
@@ -61,14 +88,7 @@ class HomeKey:
         """The key in ``key_dir`` (None when there is none); ``private``: load the signing half too."""
         public_path, private_path = key_dir / PUBLIC_FILE, key_dir / PRIVATE_FILE
         if private and private_path.exists():
-            try:
-                secret = serialization.load_pem_private_key(private_path.read_bytes(), password=None)
-            except OSError as exc:
-                raise HomeUnusable(f"cannot read {private_path}: {exc.strerror or exc}", reason="key_dir") from None
-            except ValueError as exc:
-                raise StoreCorrupted(f"{private_path} is not a readable private key: {exc}") from None
-            if not isinstance(secret, Ed25519PrivateKey):
-                raise StoreCorrupted(f"{private_path} is not an Ed25519 private key")
+            secret = read_private(private_path)
             return cls(secret.public_key(), secret)
         if public_path.exists():
             try:
@@ -84,16 +104,10 @@ class HomeKey:
     def create(cls, key_dir: Path) -> HomeKey:
         """A new key, written to ``key_dir`` (the private half readable by its owner only)."""
         secret = Ed25519PrivateKey.generate()
-        pem = secret.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-        raw = secret.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
         try:
             key_dir.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(key_dir / PRIVATE_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(descriptor, "wb") as out:
-                out.write(pem)
-            (key_dir / PUBLIC_FILE).write_text(raw.hex() + "\n")
+            write_private(key_dir / PRIVATE_FILE, secret)
+            (key_dir / PUBLIC_FILE).write_text(public_hex(secret.public_key()) + "\n")
         except OSError as exc:
             raise HomeUnusable(
                 f"cannot write the home's signing key to {key_dir}: {exc.strerror or exc}", reason="key_dir"

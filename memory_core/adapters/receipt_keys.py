@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Callable
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from ..errors import HomeUnusable, StoreCorrupted
-from .home_key import key_id_of
+from ..errors import HomeUnusable
+from .home_key import key_id_of, public_hex, read_private, write_private
 
 RECEIPTS_DIR = "receipts"
 CURRENT_FILE = "current"
@@ -106,16 +105,10 @@ class FileKeyring:
             raise HomeUnusable("this memory was opened read-only: it cannot make a receipt key", reason="read_only")
         secret = Ed25519PrivateKey.generate()
         key_id = key_id_of(secret.public_key())
-        pem = secret.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-        raw = secret.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(self.folder / f"{key_id}.ed25519", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(descriptor, "wb") as out:
-                out.write(pem)
-            self._write(self.folder / f"{key_id}.pub", raw.hex() + "\n")
+            write_private(self.folder / f"{key_id}.ed25519", secret)
+            self._write(self.folder / f"{key_id}.pub", public_hex(secret.public_key()) + "\n")
             self._write(self.folder / CURRENT_FILE, key_id + "\n")
         except OSError as exc:
             raise HomeUnusable(
@@ -124,16 +117,7 @@ class FileKeyring:
         return key_id, secret
 
     def _load_private(self, key_id: str) -> Ed25519PrivateKey:
-        path = self.folder / f"{key_id}.ed25519"
-        try:
-            secret = serialization.load_pem_private_key(path.read_bytes(), password=None)
-        except OSError as exc:
-            raise HomeUnusable(f"cannot read {path}: {exc.strerror or exc}", reason="key_dir") from None
-        except ValueError as exc:
-            raise StoreCorrupted(f"{path} is not a readable private key: {exc}") from None
-        if not isinstance(secret, Ed25519PrivateKey):
-            raise StoreCorrupted(f"{path} is not an Ed25519 private key")
-        return secret
+        return read_private(self.folder / f"{key_id}.ed25519")
 
     def _write(self, path: Path, content: str) -> None:
         if self.read_only:
