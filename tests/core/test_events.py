@@ -192,3 +192,22 @@ def test_a_graph_change_rides_in_the_event_of_the_write_that_made_it(tool):
     assert len(first.summary["graph"]["observed"]) == 1 and first.summary["graph"]["entities"] == 2
     assert second.summary["graph"]["ended"] == first.summary["graph"]["observed"]  # Lisbon ended by Porto
     assert all(r.startswith("relation:") for r in second.summary["graph"]["observed"])
+
+
+def test_the_other_writes_emit_one_event_each_too(memory, tool, clock):
+    def one_event(op, expected):
+        seq, audits = memory.store.substrate.last_event_seq(), _rows(memory, "audit_log")
+        op()
+        found = [e.event_type for e in tool.events(since=seq, scopes=["agent", "user"]).events]
+        assert (found, _rows(memory, "audit_log")) == ([expected], audits + 1), found
+
+    tool.set("k", "v1")
+    version = tool.history("k")[-1].version
+    one_event(lambda: tool.delete_version("k", version), "fact.deleted")
+    tool.restore("k")
+    tool.set("short", "lived", ttl_seconds=60)
+    clock.advance(timedelta(minutes=2))
+    one_event(memory.sweep_expired, "fact.expired")
+    one_event(lambda: tool.rollback(clock.now() - timedelta(minutes=1), apply=True), "fact.rolled_back")
+    messages = [{"role": "user", "content": "I live in Lisbon and I work at Acme."}]
+    one_event(lambda: tool.set_from_messages(messages, session="s9"), "batch.written")
