@@ -23,10 +23,10 @@ from ..session.substrate import (
     wear,
 )
 from ..substrate.answers import ContextAnswer, Feedback, View, ViewItem
-from ..substrate.context import Chosen, admit, select, shadow
+from ..substrate.context import admit, select, shadow
 from ..substrate.decisions import parse_feedback
 from ..substrate.frames import Frame
-from ..substrate.items import Item, terms_of
+from ..substrate.items import Item, task_terms, terms_of
 from ..substrate.lenses import Capability, Lens
 from ..substrate.rank import Factors, ranked
 from ..substrate.receipts import Disclosed
@@ -39,11 +39,11 @@ def frame_terms(frame: Frame | None, query: str | None) -> frozenset[str]:
     """What a frame (and a query) asks for: the words of its goal, its tags and its intent."""
     found = set(terms_of(query))
     if frame is not None:
-        found |= terms_of(frame.goal) | set(frame.tags) | {f"intent:{frame.intent}"}
+        found |= terms_of(frame.goal) | task_terms(frame.intent, frame.tags)
     return frozenset(found)
 
 
-def _item(item: Item, factors: Factors, lenses: Iterable[Lens], tokens: int, extra: dict[str, Any]) -> ViewItem:
+def _item(item: Item, factors: Factors, lenses: tuple[str, ...], tokens: int, extra: dict[str, Any]) -> ViewItem:
     return ViewItem(
         ref=item.ref,
         plane=item.plane,
@@ -55,7 +55,7 @@ def _item(item: Item, factors: Factors, lenses: Iterable[Lens], tokens: int, ext
         version_id=item.version_id,
         content_sha256=item.content_sha256,
         valid_at=item.valid_at,
-        lenses=tuple(lens.lens_id for lens in lenses),
+        lenses=lenses,
         why={**factors.to_dict(), **extra},
         tokens=tokens,
     )
@@ -86,7 +86,7 @@ class ContextService(RunService):
         worn, frame, read, items, admitted, now = self._setup(lenses, frame_id, scopes)
         tokens = self._tokens(items)
         shown = [
-            _item(item, factors, admitted[item.ref], tokens[item.ref], {"rank": rank})
+            _item(item, factors, tuple(lens.lens_id for lens in admitted[item.ref]), tokens[item.ref], {"rank": rank})
             for rank, (item, factors) in enumerate(ranked(items, admitted, frame_terms(frame, None), tokens, now), 1)
         ]
         receipt = sign_receipt(self.session, self.identity, "render", worn.ids, frame_id, _disclosed(shown))
@@ -125,7 +125,16 @@ class ContextService(RunService):
             include_index=include_index,
             count=lambda line: counter.count([line])[0],
         )
-        shown = [self._chosen(c, rank) for rank, c in enumerate(chosen.chosen, 1)]
+        shown = [
+            _item(
+                c.item,
+                c.factors,
+                c.lenses,
+                c.tokens,
+                {"rank": rank, "pass": c.found_in_pass, "scope": c.item.scope.value},
+            )
+            for rank, c in enumerate(chosen.chosen, 1)
+        ]
         lessons = tuple(v for v in shown if v.plane != "decision")
         precedent = tuple(v for v in shown if v.plane == "decision")
         disclosed = _disclosed(shown)
@@ -152,25 +161,6 @@ class ContextService(RunService):
             shadowed={ref: by for ref, by in hidden.items() if ref in admitted},
             receipt=receipt,
             interaction_id=interaction.interaction_id,
-        )
-
-    @staticmethod
-    def _chosen(c: Chosen, rank: int) -> ViewItem:
-        extra = {"rank": rank, "pass": c.found_in_pass, "scope": c.item.scope.value}
-        return ViewItem(
-            ref=c.item.ref,
-            plane=c.item.plane,
-            scope=c.item.scope.value,
-            key=c.item.key,
-            text=c.item.text,
-            value=c.item.value,
-            entity_type=c.item.entity_type,
-            version_id=c.item.version_id,
-            content_sha256=c.item.content_sha256,
-            valid_at=c.item.valid_at,
-            lenses=c.lenses,
-            why={**c.factors.to_dict(), **extra},
-            tokens=c.tokens,
         )
 
     def feedback(self, interaction_id: str, ref: str, verdict: str) -> Feedback:

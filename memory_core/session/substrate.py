@@ -136,11 +136,15 @@ def owned_frame(session: Session, identity: Identity, frame_id: str) -> Frame:
     return frame
 
 
+def _writable(session: Session, kind: str) -> None:
+    if session.store.read_only:  # neither the receipt nor the interaction record could be kept
+        raise InvalidInput(f"a {kind} keeps its receipt and its interaction record: open the home for writing")
+
+
 def ready_to_sign(session: Session) -> None:
     """Refuse now, typed, what ``sign_receipt`` would refuse later (a read-only home, a keyring
     that cannot be read or made): a capture checks before it writes."""
-    if session.store.read_only:
-        raise InvalidInput("a capture keeps its receipt and its interaction record: open the home for writing")
+    _writable(session, "capture")
     session.receipts.current()
     _ = session.receipts.issuer
 
@@ -154,8 +158,7 @@ def sign_receipt(
     disclosed: Sequence[Disclosed],
 ) -> Receipt:
     """A receipt of what an answer disclosed, signed with the home's current receipt key."""
-    if session.store.read_only:  # neither the receipt nor the interaction record could be kept
-        raise InvalidInput(f"a {kind} keeps its receipt and its interaction record: open the home for writing")
+    _writable(session, kind)
     keyring = session.receipts
     unsigned = Receipt(
         receipt_id=session.new_id(),
