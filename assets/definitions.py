@@ -9,12 +9,18 @@ from .documents import guide_documents
 from .evals import coref_mcnemar, extraction_observation_recall, locomo_recall, resolver_calibration
 from .extraction import extraction_queue_drain
 from .jobs import JOBS
-from .maintenance import expiry_sweep, index_maintenance, projection_repair, resolver_pass
+from .maintenance import expiry_sweep, index_maintenance, projection_repair, resolver_pass, webhook_delivery
 from .placement import placed_facts, placement_as_constructed, placement_corpus
 from .resolver import resolver_demo_statements, resolver_pairs_corpus
 from .resources import EmbedderResource, LLMResource, MemoryHomeResource
 from .retrieval import index_agrees_with_heads, retrieval_index
-from .schedules import SCHEDULES, extraction_queue_sensor, pipeline_automation, tenant_partitions_sensor
+from .schedules import (
+    SCHEDULES,
+    extraction_queue_sensor,
+    pipeline_automation,
+    tenant_partitions_sensor,
+    webhook_delivery_sensor,
+)
 from .sources import SOURCES
 from .tenants import tenant_report
 from .timeline import (
@@ -50,6 +56,7 @@ ASSETS = [
     index_maintenance,
     resolver_pass,
     projection_repair,
+    webhook_delivery,
     tenant_report,
 ]
 CHECKS = [
@@ -67,7 +74,7 @@ defs = dg.Definitions(
     asset_checks=CHECKS,
     jobs=list(JOBS),
     schedules=list(SCHEDULES),
-    sensors=[extraction_queue_sensor, tenant_partitions_sensor, pipeline_automation],
+    sensors=[extraction_queue_sensor, tenant_partitions_sensor, pipeline_automation, webhook_delivery_sensor],
     # What `dagster asset materialize` runs with (the jobs name their own): on the embedded default
     # DuckDB admits one writer process, so steps run in the run's process.
     executor=dg.in_process_executor,

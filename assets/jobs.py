@@ -8,7 +8,7 @@ import dagster as dg
 
 from .conversations import conversation_corpus, conversation_extraction
 from .extraction import extraction_queue_drain
-from .maintenance import expiry_sweep, index_maintenance, projection_repair, resolver_pass
+from .maintenance import expiry_sweep, index_maintenance, projection_repair, resolver_pass, webhook_delivery
 from .sources import SOURCES
 from .tenants import tenant_report
 
@@ -46,6 +46,7 @@ resolver_job = _job("resolver_job", resolver_pass)
 projection_repair_job = _job("projection_repair_job", projection_repair)
 extraction_job = _job("extraction_job", extraction_queue_drain)
 tenant_report_job = _job("tenant_report_job", tenant_report)
+webhook_delivery_job = _job("webhook_delivery_job", webhook_delivery)
 
 JOBS = (
     main_job,
@@ -57,4 +58,5 @@ JOBS = (
     resolver_job,
     projection_repair_job,
     tenant_report_job,
+    webhook_delivery_job,
 )

@@ -1,4 +1,5 @@
-"""Maintenance: the expiry sweep, the index's repair and optimize, the conflict resolver's pass;
+"""Maintenance: the expiry sweep, the index's repair and optimize, the conflict resolver's pass,
+a change-webhook delivery pass;
 each is run by its own job on a schedule (``jobs``, ``schedules``). Each works on the home opened
 here or, when the resource names a ``url``, through the memory service that owns it: the same
 calls (``resources.HomeOps``), the same metadata. Each sits downstream of what it maintains (the
@@ -52,6 +53,19 @@ def index_maintenance(
             "unindexed_rows": stats.get("unindexed_rows", 0),
         }
     )
+
+
+@dg.asset(
+    group_name="maintenance",
+    pool=STORE_POOL,
+    deps=list(STORE_WRITERS),
+    description="One bounded delivery pass over the change webhooks' outbox (docs/webhooks.md).",
+)
+def webhook_delivery(context: dg.AssetExecutionContext, memory_home: MemoryHomeResource) -> None:
+    with memory_home.maintenance() as home:
+        counts = home.deliver_webhooks()
+    context.log.info(f"webhook delivery on {home.where}: {counts}")
+    context.add_output_metadata({name: dg.MetadataValue.int(n) for name, n in counts.items()})
 
 
 class ResolverPassConfig(dg.Config):

@@ -21,6 +21,7 @@ from memory_core.environment import resolve_home
 from memory_core.errors import MemcoreError
 from memory_core.ports import Embedder
 from memory_core.resolver.actions import PassReport, ResolverSettings
+from memory_core.webhooks import DeliveryPolicy
 
 # The marker naming the home (``MemoryHomeResource.identity``).
 HOME_IDENTITY = "home_identity"
@@ -177,6 +178,15 @@ class HomeOps(Protocol):
 
     def tenants(self) -> list[str]: ...
 
+    def deliver_webhooks(self) -> dict[str, int]: ...
+
+    def webhook_backlog(self) -> int: ...
+
+
+# A job's pass is bounded: at most 20 POSTs of at most 2 s each, four webhooks at a time; the
+# sensor launches another while events are due.
+SENSOR_DELIVERY = DeliveryPolicy(timeout_s=2.0, posts_per_pass=20)
+
 
 class LocalHome:
     """``HomeOps`` on a home this process opened."""
@@ -212,6 +222,15 @@ class LocalHome:
 
     def tenants(self) -> list[str]:
         return self.memory.store.inspection.tenants()
+
+    def deliver_webhooks(self) -> dict[str, int]:
+        return self.memory.deliver_webhooks(worker=f"dagster-{os.getpid()}", policy=SENSOR_DELIVERY)
+
+    def webhook_backlog(self) -> int:
+        """Events due now: each webhook's oldest unsettled one, not waiting for a retry or a lease."""
+        now = self.memory.clock.now()
+        heads = self.memory.store.webhooks.heads()
+        return sum(1 for h in heads if h["outcome"] is None or (h["next_attempt_at"] or now) <= now)
 
 
 class ServedHome:
@@ -255,3 +274,11 @@ class ServedHome:
 
     def tenants(self) -> list[str]:
         return self.remote.tenants()
+
+    def deliver_webhooks(self) -> dict[str, int]:
+        """A pass of the service's own worker (the service delivers every second anyway)."""
+        return self.remote.deliver_webhooks()
+
+    def webhook_backlog(self) -> int:
+        """None to launch a run for: the service's own worker delivers."""
+        return 0

@@ -12,6 +12,7 @@ from .jobs import (
     projection_repair_job,
     resolver_job,
     tenant_report_job,
+    webhook_delivery_job,
 )
 from .resources import MemoryHomeResource
 from .retrieval import retrieval_index
@@ -93,3 +94,17 @@ def tenant_partitions_sensor(context: dg.SensorEvaluationContext, memory_home: M
         run_requests=[dg.RunRequest(partition_key=t, run_key=f"tenant-{t}") for t in new],
         dynamic_partitions_requests=[tenants.build_add_request(new)],
     )
+
+
+@dg.sensor(
+    job=webhook_delivery_job,
+    minimum_interval_seconds=30,
+    description="Launches a webhook delivery pass while the outbox holds events due (none while a service delivers).",
+)
+def webhook_delivery_sensor(context: dg.SensorEvaluationContext, memory_home: MemoryHomeResource):
+    due = memory_home.peek(lambda home: home.webhook_backlog())
+    if isinstance(due, dg.SkipReason):
+        return due
+    if not due:
+        return dg.SkipReason("no webhook event is due")
+    return dg.RunRequest(tags={"webhook_events_due": str(due)})

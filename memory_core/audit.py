@@ -28,6 +28,9 @@ GENESIS_HASH = "0" * 64
 # The data root of a write that touched no bound row (a ledger with no lines).
 EMPTY_ROOT = hashlib.sha256(b"").hexdigest()  # == data_root(())
 _HEAD_DOMAIN = b"memory_core audit head v1\n"
+# An erased key, as the audit row and the ledger keep it: the prefix and the key's SHA-256, which
+# is what a committed row hashed in the first place (``key_commitment``).
+ERASED_PREFIX = "erased:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,9 @@ class AuditRow:
     # The digest of the write's ledger lines; None on rows written before the chain bound data
     # (a home migrated from schema 5 or older: its rows are bound by the migration's adopt row).
     data_root: str | None = None
+    # Rows of schema 9 on hash their key (and their ledger lines' row keys) as SHA-256
+    # commitments, so an erasure can drop the key and the row still verifies.
+    committed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +83,25 @@ class LedgerLine:
     row_key: str
 
 
-def data_root(lines: Iterable[LedgerLine]) -> str:
-    """The digest a write's audit row commits to: its ledger lines, in one canonical order."""
-    text = "\n".join("\t".join((x.table, x.change, x.digest, x.row_key)) for x in sorted(lines, key=_line_order))
+def key_commitment(key: str) -> str:
+    """What a committed audit row hashes in a key's place: its SHA-256, or the digest an erased
+    key left behind (``erased:<sha256>``)."""
+    if key.startswith(ERASED_PREFIX) and len(key) == len(ERASED_PREFIX) + 64:
+        return key[len(ERASED_PREFIX) :]
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def erased_key(key: str) -> str:
+    """The form an erasure leaves a key in: no byte of it, and the same commitment."""
+    return ERASED_PREFIX + key_commitment(key)
+
+
+def data_root(lines: Iterable[LedgerLine], committed: bool = False) -> str:
+    """The digest a write's audit row commits to: its ledger lines, in one canonical order (row
+    keys as commitments on a committed row)."""
+    keyed = [(x.table, x.change, x.digest, key_commitment(x.row_key) if committed else x.row_key) for x in lines]
+    text = "\n".join("\t".join(line) for line in sorted(keyed))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _line_order(line: LedgerLine) -> tuple[str, str, str, str]:
-    return (line.table, line.change, line.digest, line.row_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,14 +137,14 @@ class AuditReport:
         }
 
 
-def row_hash(seq: int, entry: AuditEntry, prev_hash: str, data_root: str | None = None) -> str:
+def row_hash(seq: int, entry: AuditEntry, prev_hash: str, data_root: str | None = None, committed: bool = False) -> str:
     payload: list[object] = [
         seq,
         entry.at.isoformat(),
         entry.tenant,
         entry.scope,
         entry.owner_id,
-        entry.key,
+        key_commitment(entry.key) if committed else entry.key,
         entry.op,
         entry.version_ids,
         entry.content_sha256,
@@ -139,9 +156,11 @@ def row_hash(seq: int, entry: AuditEntry, prev_hash: str, data_root: str | None 
     return hashlib.sha256(json.dumps(payload, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-def chain(seq: int, entry: AuditEntry, prev_hash: str, data_root: str | None = None) -> AuditRow:
-    digest = row_hash(seq, entry, prev_hash, data_root)
-    return AuditRow(seq=seq, entry=entry, prev_hash=prev_hash, row_hash=digest, data_root=data_root)
+def chain(
+    seq: int, entry: AuditEntry, prev_hash: str, data_root: str | None = None, committed: bool = True
+) -> AuditRow:
+    digest = row_hash(seq, entry, prev_hash, data_root, committed)
+    return AuditRow(seq, entry, prev_hash, digest, data_root, committed)
 
 
 def head_message(seq: int, row_hash: str) -> bytes:
@@ -160,7 +179,7 @@ def _chain_problem(rows: Iterable[AuditRow]) -> tuple[AuditReport | None, list[A
             problem = f"expected seq {count}, found {row.seq}: an audit row was removed or moved"
         elif row.prev_hash != expected_prev:
             problem = "prev_hash does not match the previous row: the chain is broken"
-        elif row_hash(row.seq, row.entry, row.prev_hash, row.data_root) != row.row_hash:
+        elif row_hash(row.seq, row.entry, row.prev_hash, row.data_root, row.committed) != row.row_hash:
             problem = "row_hash does not match the row's fields: the audit row was edited"
         elif row.data_root is None and binding:
             problem = "an audit row without a data root after the chain began binding data: the row was edited"
@@ -176,7 +195,7 @@ def _root_problem(rows: Sequence[AuditRow], lines: Mapping[int, Sequence[LedgerL
     """Each binding row's data root against its write's ledger lines, and no line of a write the
     chain does not hold."""
     for row in rows:
-        if row.data_root is not None and data_root(lines.get(row.seq, ())) != row.data_root:
+        if row.data_root is not None and data_root(lines.get(row.seq, ()), row.committed) != row.data_root:
             # A version row of a point write carries its own line: gone with the row, it is found
             # by the ids the audit row names.
             keys = {line.row_key for line in lines.get(row.seq, ()) if line.table == "memory_versions"}

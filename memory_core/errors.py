@@ -383,3 +383,18 @@ class ReceiptKeyUnknown(ReceiptInvalid):
     """A receipt signed with a key the verifier does not hold."""
 
     code = "RECEIPT_KEY_UNKNOWN"
+
+
+class ErasureUnderWay(MemcoreError):
+    """An erasure of this scope is queued, running or failed: nothing is written there meanwhile."""
+
+    status = 423
+    code = "ERASURE_UNDER_WAY"
+
+
+class ErasureNotFound(NotFound):
+    code = "ERASURE_NOT_FOUND"
+
+
+class WebhookNotFound(NotFound):
+    code = "WEBHOOK_NOT_FOUND"

@@ -23,6 +23,7 @@ from memory_core.identity import Scope
 from memory_core.resolver.actions import ResolverSettings
 from memory_core.resolver.judge import RuleJudge
 from memory_core.retrieval.calibration import Calibration
+from memory_core.webhooks import DeliveryPolicy
 from tests.fuzz_remember import REMEMBER_ARGS
 from tests.fuzz_values import (
     ANY_TEXT,
@@ -213,6 +214,29 @@ ARGS: dict[Any, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "name": (st.just("noop"), st.one_of(st.sampled_from(list(BUILTIN_STEPS)), NEAR_TEXT)),
     "step": (st.just(_step), st.just("not callable")),
     "tenant": (st.just("acme"), NEAR_TEXT),
+    # erasure: of a tenant the other ops' world never reads (an erasure that succeeds is final)
+    ("erase", "tenant"): (st.just("scratch"), NEAR_TEXT),
+    "user": optional(texts(st.sampled_from(["ana", "bea"]))),
+    "agent": optional(texts(st.just("helper"))),
+    "namespaces": (
+        st.one_of(st.none(), st.lists(st.sampled_from(["user/ana", "agent/helper"]), min_size=1, max_size=2)),
+        st.one_of(st.just([]), st.just(["ana"]), st.just(["global/x"]), st.just("user/ana"), st.lists(NEAR_TEXT)),
+    ),
+    "observer": (st.none(), st.just("not callable")),
+    "request_id": optional(texts(st.just("0123456789abcdef"))),
+    # change webhooks (nothing listens on port 9: a delivery fails fast)
+    "url": (st.just("http://127.0.0.1:9/hook"), st.one_of(st.sampled_from(["ftp://x", "127.0.0.1:9"]), NEAR_TEXT)),
+    "events": (
+        st.one_of(st.none(), st.lists(st.sampled_from(["memory.written", "memory.erased"]), min_size=1)),
+        st.one_of(st.just([]), st.just(["memory.exploded"]), st.just("memory.written"), st.lists(NEAR_TEXT)),
+    ),
+    "secret": (st.one_of(st.none(), st.just("s" * 32)), st.one_of(st.just("short"), NEAR_TEXT)),
+    "webhook_id": (st.just("0123456789abcdef"), NEAR_TEXT),
+    "policy": (
+        st.one_of(st.none(), st.just(DeliveryPolicy(timeout_s=0.5, posts_per_pass=2))),
+        st.sampled_from([{"timeout_s": 1}, "fast"]),
+    ),
+    "transport": (st.none(), st.just("http")),
     "judge": (st.one_of(st.none(), st.just(RuleJudge())), st.sampled_from(["rules", RuleExtractor()])),
     ("resolve", "settings"): (st.one_of(st.none(), st.just(ResolverSettings())), st.just({"floor": 0.5})),
     "calibration": (

@@ -22,6 +22,7 @@ from ..adapters.duckdb import DuckDBHome
 from ..adapters.duckdb.home import KEY_DIR
 from ..adapters.duckdb.sql_memory import SqlMemory
 from ..adapters.embedders import make_embedder
+from ..adapters.home_files import HomeFolder
 from ..adapters.receipt_keys import FileKeyring
 from ..adapters.tokens import DefaultTokens
 from ..audit import AuditReport
@@ -42,6 +43,7 @@ from ..services.resolver import ResolverService
 from ..session import Session
 from ..session.core import IndexPorts
 from ..write.tenant_config import WriteConfig
+from . import memory_admin
 from .tool import MemoryTool
 from .validate import MEMORY_RULES, guard_ops
 
@@ -99,6 +101,7 @@ class Memory:
             open_sql=lambda: SqlMemory(store.home / "sql", read_only=store.read_only),
             receipts=receipts or FileKeyring(store.home / KEY_DIR, read_only=store.read_only),
             tokens=tokens or DefaultTokens(),
+            files=HomeFolder(store.home),
         )
         self.keys = AccessService(self.session)  # the memory service's API keys
         self._closed = False
@@ -273,6 +276,18 @@ class Memory:
         if self.embedder is None:
             raise InvalidInput("the conflict resolver compares vectors: open the memory with an embedder")
         return ResolverService(self.session).run_pass(judge or RuleJudge(), settings)
+
+    # -- operators' ops (api/memory_admin.py) ----------------------------------------------------
+
+    erase = memory_admin.erase
+    erasures = memory_admin.erasures
+    recover_erasures = memory_admin.recover_erasures
+    webhook_register = memory_admin.webhook_register
+    webhook_rotate = memory_admin.webhook_rotate
+    webhook_remove = memory_admin.webhook_remove
+    webhooks = memory_admin.webhooks
+    deliver_webhooks = memory_admin.deliver_webhooks
+    webhook_deliveries = memory_admin.webhook_deliveries
 
     def for_run(self, identity: Identity, *, origin: str = "memory.api") -> "MemoryTool":
         return MemoryTool(self, identity, origin)

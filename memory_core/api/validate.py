@@ -28,6 +28,7 @@ from ..resolver.actions import ResolverSettings
 from ..retrieval.answer import MAX_ASK_K
 from ..retrieval.calibration import Calibration
 from ..temporal import parse_instant
+from ..webhooks import DeliveryPolicy
 from ..write.options import OPTION_NAMES
 from ..write.settle import label_entry, validate_key, validate_memory_type
 from .boundary import Rule, guard_class, uncovered
@@ -345,6 +346,18 @@ MEMORY_RULES: dict[str, Rule] = {
     "origin": _text(max_chars=200),
     "calibration": _instance(Calibration),
     "llm": _has("complete_json"),
+    "user": _text(max_chars=200),
+    "agent": _text(max_chars=200),
+    "namespaces": _names,
+    "observer": _callable,
+    "request_id": _text(max_chars=200),
+    "max_attempts": _integer(1, 1000),
+    "url": _text(max_chars=2000),
+    "events": _names,
+    "secret": _text(max_chars=200),
+    "webhook_id": _text(max_chars=200),
+    "policy": _instance(DeliveryPolicy),
+    "transport": _has("post"),
 }
 
 

@@ -34,6 +34,7 @@ from ..identity import Identity
 from . import (
     verbs_ask,
     verbs_documents,
+    verbs_erasure,
     verbs_eval,
     verbs_extract,
     verbs_facts,
@@ -42,6 +43,7 @@ from . import (
     verbs_remember,
     verbs_service,
     verbs_tenant,
+    verbs_webhooks,
     verbs_write,
 )
 from .io import embedder_of
@@ -58,6 +60,8 @@ VERB_MODULES = (
     verbs_tenant,
     verbs_extract,
     verbs_home,
+    verbs_erasure,
+    verbs_webhooks,
     verbs_service,
     verbs_lenses,
     verbs_remember,

@@ -91,6 +91,10 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["drain_timeout_s"] = number(args.drain_timeout, "--drain-timeout", 0, True)
     if args.upkeep_interval is not None:
         settings["upkeep_interval_s"] = number(args.upkeep_interval, "--upkeep-interval", 0, True)
+    if args.webhook_interval is not None:
+        settings["webhook_interval_s"] = number(args.webhook_interval, "--webhook-interval", 0, True)
+    if args.webhook_lease is not None:
+        settings["webhook_lease_s"] = number(args.webhook_lease, "--webhook-lease", 0, False)
     return settings
 
 
@@ -109,6 +113,18 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         type=float,
         metavar="S",
         help="write, settle and fold the index every S seconds between requests (default 0.02; 0: never)",
+    ),
+    arg(
+        "--webhook-interval",
+        type=float,
+        metavar="S",
+        help="run a change-webhook delivery pass every S seconds (default 1; 0: never)",
+    ),
+    arg(
+        "--webhook-lease",
+        type=float,
+        metavar="S",
+        help="how long a delivery holds an event; a killed service's events go again after it (default 60)",
     ),
     arg("--no-access-log", action="store_true", help="no access log line per request on stderr"),
     *LLM_ARGS,

@@ -23,11 +23,13 @@ from ..api.ops import LOCAL_ONLY, TOOL_OPS, Op
 from ..api.tool import MemoryTool
 from ..api.validate import TOOL_RULES, guard_ops
 from ..audit import AuditReport
+from ..erasure import ErasureRequest
 from ..errors import InvalidInput, MemcoreError, ServiceUnavailable
 from ..identity import Identity, Namespace, Scope
 from ..model import FactVersion
 from ..resolver.actions import PassReport
 from ..values import canonical_json
+from ..webhooks import Webhook
 from ..wire import decode, decode_any, encode, raise_error
 
 SESSION_HEADER = "X-Memcore-Session"
@@ -145,6 +147,45 @@ class RemoteMemory:
 
     def verify_audit(self) -> AuditReport:
         return decode(AuditReport, self.call("/v1/admin/verify_audit"))
+
+    def erase(
+        self,
+        tenant: str,
+        *,
+        user: str | None = None,
+        agent: str | None = None,
+        namespaces: list[str] | None = None,
+    ) -> ErasureRequest:
+        """``Memory.erase`` on the service's home; the actor is this client's admin key."""
+        body = self._admin("erase", tenant=tenant, user=user, agent=agent, namespaces=namespaces)
+        return ErasureRequest.from_dict(body)
+
+    def erasures(self, request_id: str | None = None) -> list[ErasureRequest]:
+        return [ErasureRequest.from_dict(r) for r in self._admin("erasures", request_id=request_id)]
+
+    def recover_erasures(self, *, max_attempts: int = 3) -> dict[str, int]:
+        return self._admin("recover_erasures", max_attempts=max_attempts)
+
+    def webhook_register(
+        self, tenant: str, url: str, *, events: list[str] | None = None, secret: str | None = None
+    ) -> Webhook:
+        """``Memory.webhook_register`` on the service's home: the answer holds the secret."""
+        return Webhook.from_dict(self._admin("webhook_register", tenant=tenant, url=url, events=events, secret=secret))
+
+    def webhook_rotate(self, tenant: str, webhook_id: str, *, secret: str | None = None) -> Webhook:
+        return Webhook.from_dict(self._admin("webhook_rotate", tenant=tenant, webhook_id=webhook_id, secret=secret))
+
+    def webhook_remove(self, tenant: str, webhook_id: str) -> Webhook:
+        return Webhook.from_dict(self._admin("webhook_remove", tenant=tenant, webhook_id=webhook_id))
+
+    def webhooks(self, tenant: str | None = None) -> list[Webhook]:
+        return [Webhook.from_dict(w) for w in self._admin("webhooks", tenant=tenant)]
+
+    def deliver_webhooks(self) -> dict[str, int]:
+        return self._admin("deliver_webhooks")
+
+    def webhook_deliveries(self, webhook_id: str | None = None) -> list[dict[str, Any]]:
+        return self._admin("webhook_deliveries", webhook_id=webhook_id)
 
     def pending_projection_failures(self) -> int:
         return self._admin("pending_projection_failures")

@@ -6,6 +6,7 @@ service or the session calls is named here; an adapter's other methods are its o
 Import from ``memory_core.ports``; the submodules only group the capabilities.
 """
 
+from .erasure import ErasureStore, HomeFiles
 from .index import IndexConsistency, IndexReader, IndexSink, NewRows, SearchIndex, SqlDatabases, SqlParams, SqlResult
 from .models import LLM, Clock, Embedder, IdFactory
 from .store import (
@@ -22,14 +23,17 @@ from .store import (
 )
 from .substrate import ReceiptKeyring, SubstrateRecord, SubstrateStore, TokenCounter
 from .versions import Head, KeyChange, StagedRows, VersionLog, WriteBatch
+from .webhooks import WebhookStore, WebhookTransport
 
 __all__ = [
     "LLM",
     "ApiKeyStore",
     "Clock",
     "Embedder",
+    "ErasureStore",
     "GraphStore",
     "Head",
+    "HomeFiles",
     "IdFactory",
     "IndexConsistency",
     "IndexReader",
@@ -54,5 +58,7 @@ __all__ = [
     "TokenCounter",
     "VersionLog",
     "WorkQueue",
+    "WebhookStore",
+    "WebhookTransport",
     "WriteBatch",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
@@ -216,5 +217,11 @@ class SqlDatabases(Protocol):
         *,
         query_only: bool,
     ) -> SqlResult: ...
+
+    def erase(self, tenant: str, pairs: Sequence[tuple[str, str]] | None) -> list[str]:
+        """Delete the databases of a tenant (``pairs`` None) or of its (scope, owner) pairs."""
+        ...
+
+    def databases(self, tenant: str, pairs: Sequence[tuple[str, str]] | None) -> list[Path]: ...
 
     def close(self) -> None: ...

@@ -16,8 +16,10 @@ from ..graph.model import Observation
 from ..graph.plan import GraphInputs
 from ..identity import Namespace
 from ..model import FactVersion
+from .erasure import ErasureStore
 from .substrate import SubstrateStore
 from .versions import VersionLog
+from .webhooks import WebhookStore
 
 
 class GraphStore(Protocol):
@@ -284,5 +286,7 @@ class Store(Protocol):
     inspection: Inspection
     api_keys: ApiKeyStore
     substrate: SubstrateStore
+    erasure: ErasureStore
+    webhooks: WebhookStore
 
     def close(self) -> None: ...

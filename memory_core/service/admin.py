@@ -2,7 +2,8 @@
 (``/v1/admin/<op>``): the expiry sweep, the index's flush, repair and optimize, a resolver pass,
 the extraction queue, the audit check; the named reads that notebooks and sensors look at (the
 catalog of keys, a key's history in a namespace, the resolver's records, the conflicted
-namespaces, the queue's state, the tenants); and a reviewer's work on one namespace (its review
+namespaces, the queue's state, the tenants); erasure and change webhooks; and a
+reviewer's work on one namespace (its review
 queue, a decision on a flagged pair, a restore). Admin keys only; a tenant's key gets
 ``ADMIN_REQUIRED``. Every read is a named read of a port, never SQL."""
 
@@ -153,6 +154,43 @@ def _reviews(state: ServiceState) -> dict[str, AdminOp]:
     }
 
 
+def _operators(state: ServiceState) -> dict[str, AdminOp]:
+    """Erasure (``docs/erasure.md``; the saga runs in the service, which holds the home, so its
+    caches go with the rows) and change webhooks (``docs/webhooks.md``); the actor recorded is
+    the admin key."""
+    memory = state.memory
+
+    def erase(caller: ApiKey, tenant: Any = None, user: Any = None, agent: Any = None, namespaces: Any = None) -> Any:
+        actor = f"key:{caller.key_id}"
+        return memory.erase(tenant, user=user, agent=agent, namespaces=namespaces, actor=actor).to_dict()
+
+    def recover(caller: ApiKey, max_attempts: Any = 3) -> Any:
+        return memory.recover_erasures(max_attempts=max_attempts, actor=f"key:{caller.key_id}")
+
+    def register(caller: ApiKey, tenant: Any = None, url: Any = None, events: Any = None, secret: Any = None) -> Any:
+        hook = memory.webhook_register(tenant, url, events=events, secret=secret, actor=f"key:{caller.key_id}")
+        return hook.to_dict(secret=True)
+
+    def rotate(caller: ApiKey, tenant: Any = None, webhook_id: Any = None, secret: Any = None) -> Any:
+        hook = memory.webhook_rotate(tenant, webhook_id, secret=secret, actor=f"key:{caller.key_id}")
+        return hook.to_dict(secret=True)
+
+    def remove(caller: ApiKey, tenant: Any = None, webhook_id: Any = None) -> Any:
+        return memory.webhook_remove(tenant, webhook_id, actor=f"key:{caller.key_id}").to_dict()
+
+    return {
+        "erase": lambda a, caller: erase(caller, **a),
+        "erasures": lambda a, _caller: [r.to_dict() for r in memory.erasures(**a)],
+        "recover_erasures": lambda a, caller: recover(caller, **a),
+        "webhook_register": lambda a, caller: register(caller, **a),
+        "webhook_rotate": lambda a, caller: rotate(caller, **a),
+        "webhook_remove": lambda a, caller: remove(caller, **a),
+        "webhooks": lambda a, _caller: [w.to_dict() for w in memory.webhooks(**a)],
+        "deliver_webhooks": lambda a, caller: memory.deliver_webhooks(worker=f"key:{caller.key_id}", **a),
+        "webhook_deliveries": lambda a, _caller: memory.webhook_deliveries(**a),
+    }
+
+
 def _any_caller(fn: Callable[[dict[str, Any]], Any]) -> AdminOp:
     """An op whose answer does not depend on which admin key asks."""
     return lambda args, _caller: fn(args)
@@ -161,6 +199,7 @@ def _any_caller(fn: Callable[[dict[str, Any]], Any]) -> AdminOp:
 def register(app: FastAPI, state: ServiceState, measured: Measured) -> None:
     ops = {name: _any_caller(fn) for name, fn in {**_maintenance(state), **_reads(state)}.items()}
     ops.update(_reviews(state))
+    ops.update(_operators(state))
     for name, op in ops.items():
         app.add_api_route(
             f"/v1/admin/{name}",

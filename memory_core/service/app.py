@@ -28,8 +28,10 @@ from ..access import ApiKey, refuse_identity_fields
 from ..api import Memory
 from ..api.ops import LOCAL_ONLY, TOOL_OPS, Op
 from ..api.upkeep import IndexUpkeep
+from ..api.webhook_worker import WebhookWorker
 from ..errors import InternalError, InvalidInput, MemcoreError, NotFound, UnknownOp
 from ..mcp_server import mcp_endpoint
+from ..webhooks import DeliveryPolicy
 from ..wire import decode_any
 from . import admin, remember_routes, schemas
 from .guards import ServiceSettings, read_body
@@ -158,7 +160,7 @@ def _metrics(state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
         index = state.memory.session.built_index
         # Read once per scrape, on a worker: it counts the table's rows and asks the store.
         status = await anyio.to_thread.run_sync(index.status) if index is not None else {}
-        upkeep = state.upkeep
+        upkeep, hooks = state.upkeep, state.webhooks
         gauges = {
             "memcore_index_queue": ("Facts waiting for the next index write.", float(state.memory.index_queued())),
             "memcore_index_unindexed_rows": (
@@ -187,6 +189,14 @@ def _metrics(state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
                 "Rounds of the index upkeep thread that failed (each is logged).",
                 float(upkeep.failed if upkeep is not None else 0),
             ),
+            "memcore_webhook_deliveries_total": (
+                "Change-webhook events delivered by this service's worker.",
+                float(hooks.delivered if hooks is not None else 0),
+            ),
+            "memcore_webhook_failed_attempts_total": (
+                "Change-webhook attempts that did not deliver (retried later, or dead-lettered).",
+                float(hooks.attempts_failed if hooks is not None else 0),
+            ),
         }
         return PlainTextResponse(state.metrics.render(gauges, counters), media_type="text/plain; version=0.0.4")
 
@@ -207,10 +217,13 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         state.upkeep = upkeep = IndexUpkeep(memory, state.settings.upkeep_interval_s).start()
+        policy = DeliveryPolicy(lease_s=state.settings.webhook_lease_s)
+        state.webhooks = webhooks = WebhookWorker(memory, state.settings.webhook_interval_s, policy).start()
         try:
             async with mcp.running():  # the MCP transport's task group lives as long as the app serves
                 yield
         finally:
+            webhooks.stop()
             upkeep.stop()
         drained = state.drain()
         log.info("memory service stopped (%s)", "drained" if drained else "ops still running at the drain timeout")

@@ -27,6 +27,11 @@ class ServiceSettings:
     # How often the upkeep thread tends the index (``api.upkeep``); 0: never (searches write
     # the index's queue and settle it themselves, as in-process).
     upkeep_interval_s: float = 0.02
+    # How often the delivery worker runs a pass over the change webhooks' outbox; 0: never (a
+    # Dagster sensor or ``memcore webhooks deliver`` does it). The lease: how long a worker that
+    # died holds the events it was sending.
+    webhook_interval_s: float = 1.0
+    webhook_lease_s: float = 60.0
 
 
 async def read_body(request: Request, limit: int) -> dict[str, Any]:

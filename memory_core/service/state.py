@@ -16,6 +16,7 @@ from starlette.responses import Response
 from ..access import ApiKey
 from ..api import Memory, MemoryTool
 from ..api.upkeep import IndexUpkeep
+from ..api.webhook_worker import WebhookWorker
 from ..errors import MemcoreError, RequestTimeout, ServiceUnavailable
 from ..identity import Identity
 from ..wire import encode, error_body
@@ -72,6 +73,7 @@ class ServiceState:
         self.limiter = RateLimiter(settings.rate_per_s, settings.rate_burst)
         self.draining = False
         self.upkeep: IndexUpkeep | None = None  # the index upkeep thread, while the app serves
+        self.webhooks: WebhookWorker | None = None  # the webhook delivery thread, while it serves
         self._running = 0
         self._idle = threading.Condition()
 

@@ -26,6 +26,7 @@ from ..model import FactVersion, Provenance, WriteResult
 from ..ports import QueueRow
 from ..session import RunService, Session
 from ..session.bulk import write_entries
+from ..session.holds import refuse_held
 from ..session.keys import decide_key
 from ..session.point import set_value
 from ..session.reads import known_types, live_keys
@@ -123,6 +124,7 @@ class ExtractionService(RunService):
             "identity": identity_fields(identity),
         }
         canonical_json(payload, levels_above=3, max_chars=None)  # what the queue cannot keep is refused here
+        refuse_held(self.session.store, [namespace])  # an erasure holds the scope: nothing is queued there
         self.session.queue.enqueue(
             queue_id,
             namespace,
@@ -210,6 +212,7 @@ class ExtractionWorker:
         payload = check_harvest_payload(payload)
         queue_id = "hv-" + session.new_id()[:16]
         namespace = identity.namespace(Scope.USER)
+        refuse_held(session.store, [namespace])
         return session.queue.enqueue(
             queue_id, namespace, identity.actor, "harvest", payload, session.clock.now(), capacity=capacity
         )

@@ -23,6 +23,7 @@ from ..resolver.actions import ACTOR, PassReport, ResolverSettings, holds
 from ..resolver.fold import Action, PairFacts, Thresholds, fold
 from ..resolver.judge import Judge, JudgeRequest, PeerView
 from ..session import Session
+from ..session.holds import held
 from ..session.resolution import apply_pair
 from ..session.substrate import worker_trace
 from ..substrate.refs import ref
@@ -184,7 +185,7 @@ def run_pass(session: Session, judge: Judge, settings: ResolverSettings | None =
                 judge.name,
             )
             report.actions[action.kind] += 1
-        if not ledger.erasure_under_way(ns.tenant):
+        if not (ledger.erasure_under_way(ns.tenant) or held(session.store, ns)):
             ledger.stamp(mark.fact_id, "judged", session.clock.now())
             report.judged += 1
     return report
@@ -227,8 +228,8 @@ def act(
     with session.locked():
         now = session.clock.now()
         row, peer = versions.fact_state(ns, key, fact_id), versions.fact_state(ns, peer_key, peer_id)
-        if session.ledger.erasure_under_way(ns.tenant):
-            return Action("nothing", "an erasure is under way in the tenant")  # nothing may be written there
+        if session.ledger.erasure_under_way(ns.tenant) or held(session.store, ns):
+            return Action("nothing", "an erasure is under way in the scope")  # nothing may be written there
         if not (holds(row, now) and holds(peer, now)) or row.content_sha256 != sha or row.pinned or peer.pinned:
             return Action("nothing", "a row changed, retired or was pinned since it was read")
         row_at, row_dated = asserted(session, ns, row)

@@ -33,6 +33,7 @@ from ..ports import (
     LLM,
     Clock,
     Embedder,
+    HomeFiles,
     IdFactory,
     IndexSink,
     KeyChange,
@@ -55,6 +56,7 @@ from .conversations import Conversations
 from .entities import GraphEntities
 from .events import write_events
 from .graph import follow_graph
+from .holds import refuse_held
 from .peer_cache import keep_peers, peer_vectors_of
 from .search_memo import SearchMemo
 
@@ -124,8 +126,10 @@ class Session:
         extraction: ExtractionSettings | None = None,
         receipts: ReceiptKeyring | None = None,
         tokens: TokenCounter | None = None,
+        files: HomeFiles | None = None,
     ) -> None:
         self.store = store
+        self.files = files  # the home's files, as an erasure sees them
         self.versions = store.versions
         self.graph = store.graph
         self.queue = store.queue
@@ -312,6 +316,7 @@ class Session:
         with self.versions.locked():
             # Opened before the transaction: an index that cannot be opened (another embedder's)
             # refuses the write, and an index opened now starts its watermark before these rows.
+            refuse_held(self.store, (Namespace(r.tenant, r.scope, r.owner_id) for r in rows))
             index = self.index
             graph = follow_graph(self, rows)
             self.versions.apply(
@@ -352,6 +357,7 @@ class Session:
         index and the peer cache forget them (under the lock, as a commit). ``requoted``: rows of
         the notes that quoted them, stored and indexed again with their new context."""
         with self.versions.locked():
+            refuse_held(self.store, (Namespace(r.tenant, r.scope, r.owner_id) for r in rows))
             event = redaction_event(audit, rows, content_sha256, self.new_id())
             self.versions.redact(rows, value_json, content_sha256, audit, requoted, (event,))
             self.conversations.forget()

@@ -58,6 +58,7 @@ def test_defs_resolve_every_job_schedule_and_sensor():
         "extraction_queue_sensor",
         "tenant_partitions_sensor",
         "pipeline_automation",
+        "webhook_delivery_sensor",
     }
     for name in ("main", "expiry_sweep_job", "index_maintenance_job"):
         assert defs.resolve_job_def(name) is not None

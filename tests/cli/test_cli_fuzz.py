@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from memory_core import FixedClock, Identity, Memory
 from memory_core.cli import VERBS, Call, Verb, main
 from memory_core.wire import encode
+from tests.cli.fuzz_erasure import ERASURE_VALUES
 from tests.cli.fuzz_files import GOOD_FILES, NEAR_FILES, NEAR_PATHS, File, Out
 from tests.cli.fuzz_models import MODEL_VALUES
 from tests.cli.fuzz_remember import DECISION, FRAME, REMEMBER_VALUES
@@ -129,7 +130,8 @@ VALUES: dict[str, tuple[st.SearchStrategy, st.SearchStrategy]] = {
 } | SERVICE_VALUES  # serve, keys, mcp
 VALUES.update(MODEL_VALUES)  # ask, eval locomo-qa
 VALUES.update(REMEMBER_VALUES)  # lenses, frames, captures, decisions, render, context, events, receipt
-SWITCHES = ("pin", "proposed", "dry_run", "string", "apply", "admin")
+VALUES.update(ERASURE_VALUES)  # erase, erasures, erasure-recover
+SWITCHES = ("pin", "proposed", "dry_run", "string", "apply", "admin", "whole_tenant")
 
 
 def _dest(flags: tuple[str, ...], options: dict[str, Any], verb: str) -> str:

@@ -160,7 +160,7 @@ def _recompute_without_the_key(memory, version_id, value_json, *, sign_with=None
     lines: dict[int, list[LedgerLine]] = {}
     for r in sql(memory, LEDGER):
         lines.setdefault(r["seq"], []).append(LedgerLine(r["tbl"], r["change"], r["digest"], r["row_key"]))
-    roots = {seq: data_root(group) for seq, group in lines.items()}
+    roots = {seq: data_root(group, committed=True) for seq, group in lines.items()}
     rows = memory.store.versions.audit_rows()
     prev = rows[0].prev_hash
     for row in rows:
@@ -255,10 +255,11 @@ def test_a_home_written_before_the_chain_bound_data_adopts_its_rows(home, clock)
     con.execute("CREATE TABLE audit_head (seq BIGINT NOT NULL, row_hash VARCHAR NOT NULL)")
     prev = rows[0].prev_hash
     for row in rows:
-        v5 = chain(row.seq, row.entry, prev)
+        v5 = chain(row.seq, row.entry, prev, committed=False)  # v5 rows hash their key itself
         con.execute("UPDATE audit_log SET prev_hash = ?, row_hash = ? WHERE seq = ?", [prev, v5.row_hash, row.seq])
         prev = v5.row_hash
     con.execute("UPDATE meta SET value = '5' WHERE name = 'schema_version'")
+    con.execute("DELETE FROM meta WHERE name = 'audit_key_commit_from'")  # v9's
     con.close()
     shutil.rmtree(home / "keys")
 

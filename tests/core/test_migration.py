@@ -88,7 +88,12 @@ def write_v2_home(home):
         ],
     )
     con.execute("INSERT INTO memory_heads VALUES ('acme', 'user', 'ana', 'city', 3, 'active', 'v3', ?)", [T0])
-    row = chain(1, AuditEntry(T0, "acme", "user", "ana", "city", "set", "v1", "sha-b", "agent:helper"), GENESIS_HASH)
+    row = chain(
+        1,
+        AuditEntry(T0, "acme", "user", "ana", "city", "set", "v1", "sha-b", "agent:helper"),
+        GENESIS_HASH,
+        committed=False,
+    )
     e = row.entry
     con.execute(
         "INSERT INTO audit_log VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

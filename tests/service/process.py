@@ -13,17 +13,18 @@ from pathlib import Path
 from typing import Iterator
 
 SERVE = (
-    "import sys; from memory_core.service import ServiceSettings, serve; "
+    "import json, sys; from memory_core.service import ServiceSettings, serve; "
     "serve(sys.argv[1], port=0, embedder='hashing', access_log=False, "
-    "settings=ServiceSettings(drain_timeout_s=float(sys.argv[2])))"
+    "settings=ServiceSettings(drain_timeout_s=float(sys.argv[2]), **json.loads(sys.argv[3])))"
 )
 
 
 class ServiceProcess:
-    def __init__(self, home: Path, drain_timeout_s: float = 30.0) -> None:
+    def __init__(self, home: Path, drain_timeout_s: float = 30.0, **settings: object) -> None:
+        """``settings``: more ``ServiceSettings`` fields (the webhook worker's interval, ...)."""
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", SERVE, str(home), str(drain_timeout_s)],
+            [sys.executable, "-c", SERVE, str(home), str(drain_timeout_s), json.dumps(settings)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -61,8 +62,8 @@ class ServiceProcess:
 
 
 @contextmanager
-def service(home: Path, drain_timeout_s: float = 30.0) -> Iterator[ServiceProcess]:
-    running = ServiceProcess(home, drain_timeout_s)
+def service(home: Path, drain_timeout_s: float = 30.0, **settings: object) -> Iterator[ServiceProcess]:
+    running = ServiceProcess(home, drain_timeout_s, **settings)
     try:
         yield running
     finally:

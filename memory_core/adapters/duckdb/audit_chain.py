@@ -31,6 +31,8 @@ from .audit_ledger import AuditedTx, adopt_all, lines_by_seq, mismatches
 from .connection import DuckDBConnection
 from .schema import utc
 
+COMMIT_FLOOR = "audit_key_commit_from"
+
 _COLUMNS = (
     "seq, written_at, tenant, scope, owner_id, key, op, version_ids, content_sha256, actor, prev_hash, row_hash, "
     "data_root"
@@ -45,6 +47,9 @@ class AuditChain:
         self.key = key
         self._new_key_dir = new_key_dir
         self.head: tuple[int, str] = self._stored_head()
+        # The first seq whose row hashes its key as a commitment (schema 9 on; see ``migrations``).
+        floor = db.meta(COMMIT_FLOOR)
+        self.commit_floor = int(floor) if floor is not None else self.head[0] + 1
         self._head_stored = self._db.one("SELECT count(*) FROM audit_head") == 1
 
     def _append(self, tx: AuditedTx, entries: Sequence[AuditEntry]) -> tuple[int, str]:
@@ -59,7 +64,7 @@ class AuditChain:
             seq += 1
             # The closing row commits to the write's ledger lines; rows before it in the same
             # transaction record none (every line of a write carries the closing seq).
-            row = chain(seq, entry, prev, data_root(tx.lines) if seq == tx.seq else EMPTY_ROOT)
+            row = chain(seq, entry, prev, data_root(tx.lines, True) if seq == tx.seq else EMPTY_ROOT)
             e = row.entry
             tx.execute(
                 f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -148,6 +153,7 @@ class AuditChain:
                 prev_hash=r[10],
                 row_hash=r[11],
                 data_root=r[12],
+                committed=int(r[0]) >= self.commit_floor,
             )
             for r in rows
         ]

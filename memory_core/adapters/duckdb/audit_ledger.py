@@ -18,6 +18,7 @@ import duckdb
 
 from ...audit import LedgerLine, RowMismatch
 from .schema import TRIPLE_COLUMNS, VERSION_COLUMNS
+from .schema_erasure import WEBHOOK_COLUMNS
 from .schema_keys import API_KEY_COLUMNS
 from .schema_substrate import (
     ASSIGNMENT_COLUMNS,
@@ -119,6 +120,7 @@ BOUND: dict[str, BoundTable] = {
         BoundTable(
             "decision_traces", ("tenant", "decision_id", "version"), DECISION_COLUMNS, frozenset({"recorded_at"})
         ),
+        BoundTable("webhooks", ("tenant", "webhook_id", "version"), WEBHOOK_COLUMNS, frozenset({"changed_at"})),
     )
 }
 # Tables whose rows carry their own ``+`` line (``row_digest``, written by their insert).

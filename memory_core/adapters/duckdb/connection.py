@@ -8,6 +8,7 @@ open. Every statement runs under one re-entrant lock: a thread's read-decide-com
 
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -69,6 +70,29 @@ class DuckDBConnection:
     def set_meta(con: duckdb.DuckDBPyConnection, name: str, value: str) -> None:
         """Set a ``meta`` value inside the caller's transaction."""
         con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [name, value])
+
+    def rewrite(self) -> None:
+        """Copy every table and view into a fresh file and put it in this one's place: DuckDB
+        keeps a deleted row's bytes in freed blocks, and a rewritten file holds live rows only.
+        One thread, so each table's rows keep their order (the audit chain reads by rowid). A
+        run killed before the swap leaves the old file whole; the next rewrite starts afresh."""
+        fresh = self.path.with_name(self.path.name + ".rewrite")
+        with self.lock:
+            fresh.unlink(missing_ok=True)
+            self.con.execute("CHECKPOINT")
+            name = self.con.execute("SELECT current_database()").fetchall()[0][0]
+            threads = self.con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+            self.con.execute("SET threads = 1")
+            try:
+                self.con.execute("ATTACH ? AS memcore_rewrite", [str(fresh)])
+                self.con.execute(f'COPY FROM DATABASE "{name}" TO memcore_rewrite')
+                self.con.execute("DETACH memcore_rewrite")
+            finally:
+                self.con.execute(f"SET threads = {int(threads)}")
+            self.con.close()
+            os.replace(fresh, self.path)
+            self.con = duckdb.connect(str(self.path))
+            self.con.execute("SET TimeZone = 'UTC'")
 
     def close(self) -> None:
         self.con.close()

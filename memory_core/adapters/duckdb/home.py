@@ -19,6 +19,7 @@ from ..home_key import HomeKey
 from .api_keys import DuckDBApiKeys
 from .audit_chain import AuditChain
 from .connection import DuckDBConnection
+from .erasure import DuckDBErasure
 from .graph import DuckDBGraph
 from .inspection import DuckDBInspection
 from .ledger import DuckDBLedger
@@ -29,6 +30,7 @@ from .queue import DuckDBQueue
 from .settings import DuckDBSettings
 from .substrate import DuckDBSubstrate
 from .versions import DuckDBVersions
+from .webhooks import DuckDBWebhooks
 
 DB_FILE = "memory.duckdb"
 KEY_DIR = "keys"
@@ -43,7 +45,8 @@ class DuckDBHome:
         self.read_only = db.read_only
         audit = AuditChain(db, key, new_key_dir=new_key_dir)
         self.graph = DuckDBGraph(db)
-        self.substrate = DuckDBSubstrate(db)
+        self.webhooks = DuckDBWebhooks(db, audit)
+        self.substrate = DuckDBSubstrate(db, self.webhooks)
         self.versions = DuckDBVersions(db, audit, self.graph, self.substrate)
         self.queue = DuckDBQueue(db)
         self.ledger = DuckDBLedger(db)
@@ -51,6 +54,7 @@ class DuckDBHome:
         self.projections = DuckDBProjections(db)
         self.inspection = DuckDBInspection(db)
         self.api_keys = DuckDBApiKeys(db, audit)
+        self.erasure = DuckDBErasure(db, audit)
 
     @classmethod
     def open(

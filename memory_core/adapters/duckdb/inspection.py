@@ -9,6 +9,7 @@ from typing import Any
 
 from ...model import VISIBLE_STATUSES
 from .connection import DuckDBConnection
+from .erasure_rules import ERASURE_RULES
 from .schema import LATEST
 
 # Every table and view of the home, by role: what it holds and who may rebuild it.
@@ -31,6 +32,10 @@ TABLE_CLASSES = {
     "snapshots_restored": "records: snapshot restores",
     "llm_spend": "records: model spend",
     "erasures": "records: tenant erasure state",
+    "erasure_requests": "records: erasure sagas, one version per checkpoint (targets by id, no content)",
+    "webhooks": "access: change webhooks per tenant (versioned; the signing secret)",
+    "webhook_outbox": "queue: change events to deliver (ids and the identity tuple, no values)",
+    "webhook_deliveries": "records: every delivery attempt (event ids and counters)",
     "api_keys": "access: the memory service's API keys (secrets hashed)",
     "state_changes": "substrate: typed state-change events, one per write (hash-only diffs)",
     "lens_contracts": "substrate: lens contracts (versioned)",
@@ -51,8 +56,10 @@ class DuckDBInspection:
         self._db = db
 
     def unclassified_tables(self) -> list[str]:
+        """Tables without a role, or without an erasure rule (``erasure_rules``): an erasure's
+        census could not say it looked there."""
         sql = "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY 1"
-        return [r[0] for r in self._db.rows(sql) if r[0] not in TABLE_CLASSES]
+        return [r[0] for r in self._db.rows(sql) if r[0] not in TABLE_CLASSES or r[0] not in ERASURE_RULES]
 
     def cross_tenant_rows(self) -> list[dict[str, Any]]:
         """Rows reachable across tenants: a version written by another tenant's run, a tenant-scope

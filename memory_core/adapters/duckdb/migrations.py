@@ -7,12 +7,14 @@ import json
 
 import duckdb
 
+from .audit_chain import COMMIT_FLOOR
 from .connection import DuckDBConnection
 from .schema import COLS, DDL, HEADS_VIEW
+from .schema_erasure import ERASURE_DDL
 from .schema_keys import API_KEYS_DDL
 from .schema_substrate import SUBSTRATE_DDL
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 
 
 def stored_schema_version(con: duckdb.DuckDBPyConnection) -> str | None:
@@ -102,5 +104,10 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(DDL)
     con.execute(API_KEYS_DDL)  # v7
     con.execute(SUBSTRATE_DDL)  # v8: remember's substrate (events, lenses, frames, decisions, receipts)
+    con.execute(ERASURE_DDL)  # v9: erasure requests and change webhooks
     con.execute(HEADS_VIEW)
+    if not con.execute("SELECT count(*) FROM meta WHERE name = ?", [COMMIT_FLOOR]).fetchall()[0][0]:
+        # v9: audit rows from here on hash their key as a commitment, so an erasure can drop it.
+        first = con.execute("SELECT coalesce(max(seq), 0) + 1 FROM audit_log").fetchall()[0][0]
+        DuckDBConnection.set_meta(con, COMMIT_FLOOR, str(first))
     DuckDBConnection.set_meta(con, "schema_version", SCHEMA_VERSION)

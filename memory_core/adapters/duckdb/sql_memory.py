@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import duckdb
 
 from ...errors import SqlFailed, SqlRefused, SqlTimeout
-from ...identity import Namespace
+from ...identity import Namespace, Scope
 from ...ports import SqlResult
 from .sql_guard import EXEC_TYPES, QUERY_TYPES, REFUSED_TYPES, checked
 
@@ -293,6 +293,8 @@ class SqlMemory:
             limits = self.limits
             if self.read_only and not path.exists():  # the scope never wrote: an empty database
                 raise SqlFailed("this scope has no SQL memory yet")
+            if not self.read_only:
+                self._note_owner(path, namespace)
             wire = {k: v for k, v in asdict(limits).items() if k != "memory_limit"}
             reply = self._call(("run", path.name, text, clean_params, query_only, wire), limits.kill_after_s)
         outcome = reply[0]
@@ -348,6 +350,38 @@ class SqlMemory:
         except BaseException:  # ^C or a bad reply mid-call: the worker's state is unknown, end it
             self._discard(worker)
             raise
+
+    @staticmethod
+    def _note_owner(path: Path, namespace: Namespace) -> None:
+        """Beside each database, whose it is: the file name is a digest, and an erasure of a whole
+        tenant must find every database of the tenant."""
+        owner = path.with_suffix(".owner.json")
+        if not owner.exists():
+            owner.parent.mkdir(parents=True, exist_ok=True)
+            owner.write_text(json.dumps([namespace.tenant, namespace.scope.value, namespace.owner_id]))
+
+    def databases(self, tenant: str, pairs: Sequence[tuple[str, str]] | None) -> list[Path]:
+        """The database files (with their owner notes) of a tenant, or of its (scope, owner) pairs."""
+        found: set[Path] = set()
+        for note in self.root.glob("*.owner.json") if self.root.exists() else ():
+            t, scope, owner = json.loads(note.read_text())
+            if t == tenant and (pairs is None or (scope, owner) in pairs):
+                found.add(note)
+        for scope, owner in pairs or ():
+            found.add(self.path_for(Namespace(tenant, Scope(scope), owner)).with_suffix(".owner.json"))
+        files = [p for note in found for p in (note.with_name(note.name.replace(".owner.json", ".duckdb")), note)]
+        return sorted({p for f in files for p in (f, f.with_name(f.name + ".wal")) if p.exists()})
+
+    def erase(self, tenant: str, pairs: Sequence[tuple[str, str]] | None) -> list[str]:
+        """Delete the databases of a tenant or of its pairs; the worker, which may hold one open,
+        is stopped first (the next statement starts a fresh one). Answers the names deleted."""
+        with self._lock:
+            if self._worker is not None:
+                self._discard(self._worker)
+            gone = self.databases(tenant, pairs)
+            for path in gone:
+                path.unlink(missing_ok=True)
+        return [p.name for p in gone]
 
     def _discard(self, worker: _Worker) -> None:
         worker.stop()  # killed at once: the statement's uncommitted transaction dies with it

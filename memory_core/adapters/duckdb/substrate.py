@@ -33,6 +33,7 @@ from .schema_substrate import (
     RECEIPT_COLUMNS,
 )
 from .substrate_rows import decision_of, decision_params, event_of, event_params, frame_of, frame_params, to_json
+from .webhooks import DuckDBWebhooks
 
 
 def _marks(n: int) -> str:
@@ -61,9 +62,10 @@ def _types_filter(types: Sequence[str]) -> tuple[str, list[Any]]:
 
 
 class DuckDBSubstrate:
-    def __init__(self, db: DuckDBConnection) -> None:
+    def __init__(self, db: DuckDBConnection, outbox: DuckDBWebhooks | None = None) -> None:
         self._db = db
         self._event_seq = int(db.one("SELECT coalesce(max(seq), 0) FROM state_changes"))
+        self.outbox = outbox
 
     # -- writes, inside an audited transaction --------------------------------------------------
 
@@ -77,6 +79,8 @@ class DuckDBSubstrate:
         first = self._event_seq + 1
         rows = [event_params(first + i, event, tx.seq) for i, event in enumerate(events)]
         tx.lines.extend(insert_self_bound(tx.con, "state_changes", rows))
+        if self.outbox is not None:  # the change webhooks' rows, in the same transaction
+            self.outbox.announce(tx, events)
         return len(events)
 
     def committed(self, count: int) -> None:

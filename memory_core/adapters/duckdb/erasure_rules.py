@@ -1,0 +1,106 @@
+"""How every table of the home takes part in an erasure: which rows a target covers, which
+columns hold what a person wrote (where the census looks for the erased strings), or why the
+table holds none. A table in no class fails ``tests/core/test_erasure_classes.py``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ...erasure import ErasureTarget, TargetKind
+
+# How a table's rows are matched to a target.
+SCOPED = "scoped"  # tenant, scope, owner_id columns
+TENANT = "tenant"  # tenant-wide settings and records: erased with the tenant only
+CONSUMER = "consumer"  # rows of one consumer (a user or an agent) of the tenant
+API_KEYS = "api_keys"  # keys issued to the user or the agent
+AUDIT = "audit"  # kept, hash-only: the keys they name are replaced by their commitments
+NONE = "none"  # holds no content (a reason says why)
+
+
+@dataclass(frozen=True, slots=True)
+class TableRule:
+    how: str
+    text: tuple[str, ...] = ()  # columns that may quote what a person wrote
+    reason: str = ""
+
+
+def _none(reason: str) -> TableRule:
+    return TableRule(NONE, (), reason)
+
+
+ERASURE_RULES: dict[str, TableRule] = {
+    "memory_versions": TableRule(SCOPED, ("key", "value_json", "attrs")),
+    "memory_heads": _none("a view over memory_versions"),
+    "audit_log": TableRule(AUDIT, ("key",)),
+    "audit_digests": TableRule(AUDIT, ("row_key",)),
+    "audit_head": _none("the chain's newest seq, hash and signature"),
+    "meta": _none("schema version, watermarks and markers"),
+    "write_config": TableRule(TENANT, ("config_json",)),
+    "ontologies": TableRule(TENANT, ("markdown",)),
+    "graph_entities": TableRule(SCOPED, ("entity_id", "entity_type")),
+    "graph_triples": TableRule(SCOPED, ("subject", "relation", "object")),
+    "graph_links": TableRule(SCOPED, ("key",)),
+    "projection_failures": TableRule(SCOPED, ("key", "error")),
+    "extraction_queue": TableRule(SCOPED, ("payload", "result", "last_error")),
+    "resolver_marks": TableRule(SCOPED, ("key", "reason")),
+    "resolver_records": TableRule(SCOPED, ("peer_key", "reason")),
+    "snapshots_restored": TableRule(SCOPED),
+    "llm_spend": TableRule(SCOPED),
+    "erasures": TableRule(TENANT),
+    "erasure_requests": _none("the saga's own record: the target's ids, its steps and its counts"),
+    "api_keys": TableRule(API_KEYS, ("label",)),
+    "state_changes": TableRule(SCOPED, ("body",)),
+    "lens_contracts": TableRule(TENANT, ("contract",)),
+    "lens_preferences": TableRule(TENANT, ("preferences",)),
+    "lens_assignments": TableRule(CONSUMER),
+    "permission_groups": TableRule(TENANT, ("permissions",)),
+    "frames": TableRule(SCOPED, ("goal", "tags", "next_steps", "suppressed", "summary")),
+    "decision_traces": TableRule(SCOPED, ("rationale", "inputs", "outcome", "tags")),
+    "interactions": TableRule(CONSUMER, ("query", "refs", "feedback", "detail")),
+    "receipts": TableRule(CONSUMER, ("body",)),
+    "webhooks": TableRule(TENANT, ("url",)),
+    "webhook_outbox": TableRule(SCOPED, ("body",)),
+    "webhook_deliveries": _none("event ids, counters and HTTP statuses; its events' outbox rows go with their scope"),
+}
+
+
+def _owners(target: ErasureTarget, scope: str | None = None) -> list[str]:
+    return [o for s, o in target.pairs or () if scope is None or s == scope]
+
+
+def where(rule: TableRule, target: ErasureTarget) -> tuple[str, list[Any]]:
+    """The rows of a table (by its rule) that a target covers, as SQL and parameters."""
+    if rule.how == NONE:
+        return "FALSE", []
+    whole = target.kind is TargetKind.TENANT
+    if rule.how in (SCOPED, AUDIT):
+        if whole:
+            return "tenant = ?", [target.tenant]
+        pairs = [f"{s}/{o}" for s, o in target.pairs or ()]
+        return "tenant = ? AND list_contains(?, scope || '/' || owner_id)", [target.tenant, pairs]
+    if rule.how == TENANT:
+        return ("tenant = ?", [target.tenant]) if whole else ("FALSE", [])
+    if rule.how == CONSUMER:
+        if whole:
+            return "tenant = ?", [target.tenant]
+        return "tenant = ? AND list_contains(?, consumer)", [target.tenant, _owners(target)]
+    if rule.how == API_KEYS:
+        if whole:
+            return "tenant = ?", [target.tenant]
+        users, agents = _owners(target, "user"), _owners(target, "agent")
+        return "tenant = ? AND (list_contains(?, user_id) OR list_contains(?, agent))", [target.tenant, users, agents]
+    raise ValueError(f"no erasure rule {rule.how!r}")
+
+
+def row_key_prefixes(target: ErasureTarget) -> list[str]:
+    """How the ledger's row keys of the target's rows begin: every scoped and tenant table keys its
+    rows by ``json_array(tenant, ...)`` (a version row by its id, which is no content)."""
+    if target.kind is TargetKind.TENANT:
+        return [f'["{_json(target.tenant)}",']
+    return [f'["{_json(target.tenant)}","{_json(s)}","{_json(o)}",' for s, o in target.pairs or ()]
+
+
+def _json(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]

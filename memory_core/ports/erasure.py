@@ -1,0 +1,56 @@
+"""The ports an erasure runs through: the store's request rows and statements, and the files of
+the home (the saga's needle file, the byte census, derived reports)."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, Sequence
+
+from ..audit import AuditEntry
+from ..erasure import ErasureRequest, ErasureTarget
+
+
+class ErasureStore(Protocol):
+    def save(self, request: ErasureRequest) -> None: ...
+
+    def requests(self, request_id: str | None = None) -> list[ErasureRequest]: ...
+
+    def versions(self, request_id: str) -> list[ErasureRequest]: ...
+
+    def holds(self) -> tuple[ErasureTarget, ...]: ...
+
+    def collect(self, target: ErasureTarget) -> tuple[list[str], list[str]]: ...
+
+    def shared(self, target: ErasureTarget, needles: Sequence[str]) -> set[str]: ...
+
+    def erase_rows(self, target: ErasureTarget, entry: AuditEntry) -> dict[str, int]: ...
+
+    def scrub_audit_keys(self, target: ErasureTarget) -> dict[str, int]: ...
+
+    def census_rows(self, target: ErasureTarget) -> dict[str, int]: ...
+
+    def census_text(self, needles: Sequence[str]) -> dict[str, int]: ...
+
+    def rewrite(self) -> None: ...
+
+
+class HomeFiles(Protocol):
+    """The files under a memory home, as an erasure sees them."""
+
+    def put_needles(self, request_id: str, body: dict[str, Any]) -> None: ...
+
+    def needles(self, request_id: str) -> dict[str, Any] | None: ...
+
+    def drop_needles(self, request_id: str) -> None: ...
+
+    def scan(self, needles: Sequence[str]) -> tuple[dict[str, int], int]:
+        """Occurrences of the needles' bytes per file (relative path), and the files scanned."""
+        ...
+
+    def drop_quoting(self, needles: Sequence[str]) -> list[str]:
+        """Delete the derived files (reports) that quote a needle; answers their paths."""
+        ...
+
+    def drop_index(self) -> bool:
+        """Delete the retrieval index's folder (an erasure without the index open): answers
+        whether there was one."""
+        ...
