@@ -5,7 +5,9 @@ leave alone."""
 
 from __future__ import annotations
 
+import tomllib
 from datetime import timedelta
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -61,11 +63,31 @@ SECRETS = {"ana": "zebracrossing", "bea": "quokkaparade", "helper": "marmotsummi
 SCOPES = {"ana": "user", "bea": "user", "helper": "agent", "zed": "user"}
 
 
+# Who each person is as a consumer of context (an interaction and a signed receipt each): a user
+# asking for themselves, or the agent.
+CONSUMERS = {
+    "ana": Identity(tenant="acme", user="ana"),
+    "bea": Identity(tenant="acme", user="bea"),
+    "helper": Identity(tenant="acme", user="cyd", agent="helper"),
+    "zed": Identity(tenant="globex", user="zed"),
+}
+
+
+def load_lenses(memory: Memory, tenant: str, consumers: list[str]) -> None:
+    roster = tomllib.loads((resources.files("memory_core.substrate") / "rosters" / "seven.toml").read_text())
+    roster["assignments"] = {"developer": consumers}
+    memory.for_run(Identity(tenant=tenant, user="root", admin=True)).lens_roster_load(roster)
+
+
 def fill(memory: Memory, clock: FixedClock) -> None:
     configure(memory, "acme")
     configure(memory, "globex")
+    load_lenses(memory, "acme", ["user:ana", "user:bea", "agent:helper"])
+    load_lenses(memory, "globex", ["user:zed"])
     for name, tool in tools(memory).items():
         write_everywhere(memory, tool, SECRETS[name], SCOPES[name], clock)
+        asking = memory.for_run(CONSUMERS[name])
+        asking.get_context(query=f"what do I know about {SECRETS[name]}", scopes=[SCOPES[name]])
     memory.flush()
 
 

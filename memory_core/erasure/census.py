@@ -70,6 +70,13 @@ def owning_step(census: Census) -> frozenset[str]:
 # event's field-by-field changes, kinds, statuses, classes): never what a person wrote.
 ID_FIELDS = frozenset(
     {
+        "identity",  # a queued job's run identity
+        "type",  # a webhook body's event type, and its identity tuple below
+        "tenant",
+        "scope",
+        "owner_id",
+        "event_id",
+        "occurred_at",
         "changes",
         "kind",
         "memory_type",
@@ -124,12 +131,16 @@ def text_leaves(text: str | None) -> Iterable[str]:
         yield text
 
 
-def pick_needles(texts: Iterable[str | None], *, min_len: int = MIN_NEEDLE) -> tuple[str, ...]:
+def pick_needles(
+    texts: Iterable[str | None], *, min_len: int = MIN_NEEDLE, identifiers: Iterable[str] = ()
+) -> tuple[str, ...]:
     """The strings an erasure looks for afterwards: every string leaf of the erased rows' text
-    columns long enough to mean something, once each, sorted."""
+    columns long enough to mean something, once each, sorted; never one of ``identifiers`` (the
+    target's own ids, which the request row and the chain keep)."""
     found: set[str] = set()
     for text in texts:
         for leaf in text_leaves(text):
             pieces = [leaf] if len(leaf) <= MAX_NEEDLE else leaf.splitlines()
             found.update(p.strip()[:MAX_NEEDLE].strip() for p in pieces)
+    found -= set(identifiers)
     return tuple(sorted(n for n in found if len(n.encode("utf-8")) >= min_len and not _NOT_CONTENT.match(n)))

@@ -105,6 +105,12 @@ class ErasureTarget:
             return ((Scope.AGENT.value, str(self.owner_id)),)
         return self.namespaces
 
+    @property
+    def identifiers(self) -> tuple[str, ...]:
+        """The ids that name the target (kept by design: the request row and the chain)."""
+        owners = [o for _, o in self.pairs or ()]
+        return (self.tenant, *owners, *(f"{s}:{o}" for s, o in self.pairs or ()))
+
     def covers(self, namespace: Namespace) -> bool:
         if namespace.tenant != self.tenant:
             return False

@@ -53,7 +53,12 @@ class ErasureService:
         return self._store.requests()
 
     def run(self, request_id: str, *, actor: str) -> ErasureRequest:
-        """Run (or resume) a request's steps until it verifies or fails."""
+        """Run (or resume) a request's steps until it verifies or fails. One saga runs at a time
+        in a process (a recovery never runs a request a caller is running)."""
+        with self.session.erasing:
+            return self._run(request_id, actor=actor)
+
+    def _run(self, request_id: str, *, actor: str) -> ErasureRequest:
         request = self.get(request_id)
         if not request.holding:
             return request
@@ -85,18 +90,24 @@ class ErasureService:
         """Resume every request still holding its scope; give one up after ``max_attempts`` runs
         (its status says abandoned and why). Counts by what happened."""
         counts = {"resumed": 0, "verified": 0, "abandoned": 0}
-        for request in self._store.requests():
-            due = recovery_due(request, max_attempts)
-            if due == "abandon":
-                self._save(abandon(request, self.session.clock.now(), actor))
-                if self.session.files is not None:
-                    self.session.files.drop_needles(request.request_id)
-                counts["abandoned"] += 1
-            elif due == "resume":
-                counts["resumed"] += 1
-                if self.run(request.request_id, actor=actor).status is ErasureStatus.VERIFIED:
-                    counts["verified"] += 1
+        with self.session.erasing:
+            for request in self._store.requests():
+                self._recover(request, max_attempts, actor, counts)
         return counts
+
+    def _recover(self, request: ErasureRequest, max_attempts: int, actor: str, counts: dict[str, int]) -> None:
+        due = recovery_due(request, max_attempts)
+        if due != "resume" and self.session.files is not None:
+            # Ended (or given up now): no needle file outlives it, even one a run killed between
+            # its last checkpoint and the file's removal left behind.
+            self.session.files.drop_needles(request.request_id)
+        if due == "abandon":
+            self._save(abandon(request, self.session.clock.now(), actor))
+            counts["abandoned"] += 1
+        elif due == "resume":
+            counts["resumed"] += 1
+            if self._run(request.request_id, actor=actor).status is ErasureStatus.VERIFIED:
+                counts["verified"] += 1
 
     def _save(self, request: ErasureRequest) -> ErasureRequest:
         self._store.save(request)
@@ -116,8 +127,12 @@ class ErasureService:
         return found or {"needles": [], "fact_ids": [], "shared": 0}
 
     def _collect(self, request: ErasureRequest) -> None:
-        texts, fact_ids = self._store.collect(request.target)
-        needles = pick_needles(texts)
+        target = request.target
+        # Name the tenant's SQL databases while its rows still say who owns which (a database
+        # made before owner notes existed is found by its digest name).
+        self.session.sql.note_owners(target.tenant, self._store.namespaces(target.tenant))
+        texts, fact_ids = self._store.collect(target)
+        needles = pick_needles(texts, identifiers=target.identifiers)
         shared = self._store.shared(request.target, needles)
         body = {"needles": [n for n in needles if n not in shared], "fact_ids": fact_ids, "shared": len(shared)}
         if self.session.files is not None:
@@ -176,5 +191,7 @@ class ErasureService:
         needles = found["needles"]
         tables = self._store.census_rows(target)
         tables["sql_databases"] = len(self.session.sql.databases(target.tenant, target.pairs))
+        if target.pairs is None:  # a database no note names may be the tenant's: not proven gone
+            tables["sql_unattributed"] = len(self.session.sql.unattributed())
         files, scanned = self.session.files.scan(needles) if self.session.files is not None else ({}, 0)
         return Census(tables, self._store.census_text(needles), files, len(needles), scanned)

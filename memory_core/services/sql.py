@@ -7,6 +7,7 @@ from typing import Any, Sequence
 from ..identity import Scope
 from ..ports import SqlResult
 from ..session import RunService
+from ..session.holds import refuse_held
 
 
 class SqlService(RunService):
@@ -19,4 +20,6 @@ class SqlService(RunService):
         query_only: bool,
     ) -> SqlResult:
         namespace = self.identity.sql_namespace(scope)
+        if not query_only:  # an erasure holding the scope is about to delete its database
+            refuse_held(self.session.store, [namespace])
         return self.session.sql.run(namespace, statement, params, query_only=query_only)

@@ -149,6 +149,8 @@ class WebhookDelivery:
         now, dead = self.session.clock.now(), 0
         deadline = timedelta(seconds=self.policy.deadline_s)
         for event in self._store.unsettled():
+            if event["outcome"] == "leased" and event["next_attempt_at"] > now:
+                continue  # a worker is sending it now: its outcome decides
             hook = hooks.get(event["webhook_id"])
             if hook is None or hook.status != "active":
                 why = "the webhook was removed"

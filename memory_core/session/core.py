@@ -25,7 +25,7 @@ from ..audit import AuditEntry
 from ..errors import InvalidInput
 from ..extraction.pipeline import ExtractionSettings
 from ..extraction.rules import RuleExtractor
-from ..identity import Identity, Namespace
+from ..identity import Identity, Namespace, Scope
 from ..lifecycle.expiry import is_anonymized
 from ..lifecycle.history import REDACTED_JSON
 from ..model import VISIBLE_STATUSES, FactVersion, Kind
@@ -156,6 +156,7 @@ class Session:
         self.entities = GraphEntities(self.graph.entity_names)
         # Members built on first use are built once, whichever thread asks first.
         self._building = threading.Lock()
+        self.erasing = threading.RLock()  # one erasure saga at a time in this process
 
     # -- members built on first use ----------------------------------------------------------
 
@@ -316,7 +317,9 @@ class Session:
         with self.versions.locked():
             # Opened before the transaction: an index that cannot be opened (another embedder's)
             # refuses the write, and an index opened now starts its watermark before these rows.
-            refuse_held(self.store, (Namespace(r.tenant, r.scope, r.owner_id) for r in rows))
+            held_here = [Namespace(r.tenant, r.scope, r.owner_id) for r in rows]
+            held_here += [Namespace(e.tenant, Scope(e.scope), e.owner_id) for e in write.events or ()]
+            refuse_held(self.store, held_here)  # a record (frame, decision) too
             index = self.index
             graph = follow_graph(self, rows)
             self.versions.apply(

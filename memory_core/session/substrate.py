@@ -33,6 +33,7 @@ from ..substrate.lenses import SCOPE_ORDER, Capability, Worn
 from ..substrate.receipts import Disclosed, Receipt, message
 from ..values import content_sha256
 from .core import Commit
+from .holds import refuse_held
 from .reads import live_keys
 
 if TYPE_CHECKING:
@@ -190,6 +191,7 @@ def record_answer(
     feedback: str | None = None,
     detail: dict | None = None,
 ) -> Interaction:
+    refuse_held(session.store, [own_namespace(identity)])  # the consumer's records are being erased
     interaction = Interaction(
         interaction_id=session.new_id(),
         tenant=identity.tenant,

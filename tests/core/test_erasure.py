@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import FixedClock
+from memory_core import FixedClock, Identity, Memory
 from memory_core.erasure import ErasureStatus
 from memory_core.errors import ErasureNotFound, ErasureUnderWay, InvalidInput
 from tests.conftest import T0
@@ -142,3 +142,61 @@ def test_a_namespace_list_erases_exactly_those_namespaces(filled, home):
     assert request.status is ErasureStatus.VERIFIED
     assert not files_holding(home, SECRETS["ana"]) and not files_holding(home, SECRETS["helper"])
     assert files_holding(home, SECRETS["bea"])
+
+
+def _as_written_before_schema_9(home) -> None:
+    """Rehash every audit row as schema 8 did (the key itself, ledger lines' keys in clear) and
+    put the commitment floor after them, as the v9 migration of such a home does."""
+    import duckdb
+
+    from memory_core.adapters.duckdb.audit_chain import COMMIT_FLOOR
+    from memory_core.adapters.duckdb.audit_ledger import LEDGER
+    from memory_core.adapters.home_key import HomeKey
+    from memory_core.audit import LedgerLine, chain, data_root, head_message
+
+    with Memory.open(home) as memory:
+        rows = memory.store.versions.audit_rows()
+    con = duckdb.connect(str(home / "memory.duckdb"))
+    lines: dict[int, list[LedgerLine]] = {}
+    for seq, tbl, change, digest, row_key in con.execute(LEDGER).fetchall():
+        lines.setdefault(seq, []).append(LedgerLine(tbl, change, digest, row_key))
+    prev = rows[0].prev_hash
+    for row in rows:
+        root = data_root(lines.get(row.seq, ()), committed=False) if row.data_root is not None else None
+        legacy = chain(row.seq, row.entry, prev, root, committed=False)
+        con.execute(
+            "UPDATE audit_log SET prev_hash = ?, row_hash = ?, data_root = ? WHERE seq = ?",
+            [legacy.prev_hash, legacy.row_hash, legacy.data_root, row.seq],
+        )
+        prev = legacy.row_hash
+    key = HomeKey.load(home / "keys", private=True)
+    con.execute("UPDATE audit_head SET row_hash = ?, signature = ?", [prev, key.sign(head_message(rows[-1].seq, prev))])
+    con.execute("UPDATE meta SET value = ? WHERE name = ?", [str(rows[-1].seq + 1), COMMIT_FLOOR])
+    con.close()
+
+
+def test_a_home_from_before_schema_9_still_verifies_and_its_erasure_fails_by_name(home):
+    with Memory.open(home) as memory:
+        ana = memory.for_run(Identity(tenant="acme", user="ana"))
+        ana.set("hobby", "plays the zebracrossing flute", relations=[["I", "plays", "zebracrossing"]])
+    _as_written_before_schema_9(home)
+    with Memory.open(home) as memory:
+        assert memory.verify_audit().ok
+        request = memory.erase("acme", user="ana")
+        # Its audit rows hashed the keys themselves: they cannot go without breaking the chain.
+        assert request.status is ErasureStatus.FAILED and request.residue["rows:audit_log"] > 0
+        assert memory.verify_audit().ok  # and nothing the erasure did broke it
+        assert memory.for_run(Identity(tenant="acme", user="ana")).list() == []  # the rows went
+
+
+def test_long_ids_and_a_webhook_do_not_stand_in_the_census_way(home):
+    clock = FixedClock(T0)
+    with open_home(home, clock) as memory:
+        memory.webhook_register("acme", "http://127.0.0.1:9/hook")
+        for user in ("ana.pereira@example.com", "bea.santos@example.com"):
+            tool = memory.for_run(Identity(tenant="acme", user=user, session="s1"))
+            tool.set("note", f"{user} keeps the zebracrossing notebook")
+            tool.enqueue_extraction([{"role": "user", "content": "I moved to Porto."}])
+        request = memory.erase("acme", user="ana.pereira@example.com")
+        assert request.status is ErasureStatus.VERIFIED, request.error
+        assert not files_holding(home, "ana.pereira@example.com keeps")

@@ -13,7 +13,7 @@ from ...erasure.model import HOLDING
 from .audit_chain import COMMIT_FLOOR, AuditChain
 from .audit_ledger import BOUND, SELF_BOUND
 from .connection import DuckDBConnection, StoreCache
-from .erasure_rules import AUDIT, ERASURE_RULES, NONE, row_key_prefixes, where
+from .erasure_rules import AUDIT, ERASURE_RULES, NONE, row_key_parts, where
 from .schema import utc
 from .schema_erasure import REQUEST_COLUMNS
 
@@ -178,12 +178,20 @@ class DuckDBErasure:
         self._holds.drop()
         return counts
 
+    def _prefixes(self, target: ErasureTarget) -> list[str]:
+        parts = row_key_parts(target)
+        return [
+            self._db.one(f"SELECT left(json_array({', '.join('?' * len(p))})::VARCHAR, -1) || ','", p) for p in parts
+        ]
+
     def scrub_audit_keys(self, target: ErasureTarget) -> dict[str, int]:
         """Replace the keys the chain and its ledger name for the target by their commitments
-        (``erased:<sha256>``): what a committed row hashed, so every row still verifies."""
+        (``erased:<sha256>``): what a committed row hashed, so every row still verifies. A key
+        that a row from before schema 9 also names stays (its row hashed the key itself, and the
+        ledger pairs lines by key): the census reports it."""
         floor = int(self._db.meta(COMMIT_FLOOR) or 0)
         sql, params = where(ERASURE_RULES["audit_log"], target)
-        prefixes = row_key_prefixes(target)
+        prefixes = self._prefixes(target)
         with self._db.tx() as con:
             keys = con.execute(
                 f"UPDATE audit_log SET key = '{ERASED_PREFIX}' || sha256(key) WHERE ({sql}) AND seq >= ? "
@@ -192,8 +200,9 @@ class DuckDBErasure:
             ).fetchall()
             lines = con.execute(
                 f"UPDATE audit_digests SET row_key = '{ERASED_PREFIX}' || sha256(row_key) WHERE seq >= ? "
-                "AND list_bool_or([starts_with(row_key, p) FOR p IN ?::VARCHAR[]]) RETURNING 1",
-                [floor, prefixes],
+                "AND list_bool_or([starts_with(row_key, p) FOR p IN ?::VARCHAR[]]) "
+                "AND row_key NOT IN (SELECT row_key FROM audit_digests WHERE seq < ?) RETURNING 1",
+                [floor, prefixes, floor],
             ).fetchall()
         return {"audit_log": len(keys), "audit_digests": len(lines)}
 
@@ -208,13 +217,15 @@ class DuckDBErasure:
                     self._db.one(
                         "SELECT count(*) FROM audit_digests WHERE list_bool_or([starts_with(row_key, p) "
                         "FOR p IN ?::VARCHAR[]])",
-                        [row_key_prefixes(target)],
+                        [self._prefixes(target)],
                     )
                 )
                 continue
             sql, params = where(rule, target)
             if table == "audit_log":
                 sql = f"({sql}) AND NOT starts_with(key, '{ERASED_PREFIX}')"
+            elif table == "webhook_outbox":  # the saga's own announcements, appended once it verified
+                sql = f"({sql}) AND event_type <> 'memory.erased'"
             out[table] = int(self._db.one(f"SELECT count(*) FROM {table} WHERE {sql}", params))
         return out
 
@@ -232,6 +243,18 @@ class DuckDBErasure:
             params = [p for _ in rule.text for p in patterns]
             out[table] = int(self._db.one(f"SELECT count(*) FROM {table} WHERE {found}", params))
         return out
+
+    def namespaces(self, tenant: str) -> list[tuple[str, str]]:
+        """Every (scope, owner) of a tenant the store knows of: its rows' and its keys' owners."""
+        rows = self._db.rows(
+            "SELECT DISTINCT scope, owner_id FROM memory_versions WHERE tenant = ? "
+            "UNION SELECT DISTINCT scope, owner_id FROM state_changes WHERE tenant = ? "
+            "UNION SELECT 'user', user_id FROM api_keys WHERE tenant = ? AND user_id IS NOT NULL "
+            "UNION SELECT 'agent', agent FROM api_keys WHERE tenant = ? AND agent IS NOT NULL "
+            "UNION SELECT 'tenant', ?",
+            [tenant] * 5,
+        )
+        return sorted((str(s), str(o)) for s, o in rows)
 
     def rewrite(self) -> None:
         """Rewrite the file from its live rows (``DuckDBConnection.rewrite``)."""

@@ -4,7 +4,6 @@ table holds none. A table in no class fails ``tests/core/test_erasure_classes.py
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,8 +65,13 @@ ERASURE_RULES: dict[str, TableRule] = {
 }
 
 
-def _owners(target: ErasureTarget, scope: str | None = None) -> list[str]:
-    return [o for s, o in target.pairs or () if scope is None or s == scope]
+def _owners(target: ErasureTarget, scope: str) -> list[str]:
+    return [o for s, o in target.pairs or () if s == scope]
+
+
+def _consumers(target: ErasureTarget) -> list[str]:
+    """How lenses, frames and interactions name the target's consumers (``user:ana``)."""
+    return [f"{s}:{o}" for s, o in target.pairs or () if s in ("user", "agent")]
 
 
 def where(rule: TableRule, target: ErasureTarget) -> tuple[str, list[Any]]:
@@ -85,7 +89,7 @@ def where(rule: TableRule, target: ErasureTarget) -> tuple[str, list[Any]]:
     if rule.how == CONSUMER:
         if whole:
             return "tenant = ?", [target.tenant]
-        return "tenant = ? AND list_contains(?, consumer)", [target.tenant, _owners(target)]
+        return "tenant = ? AND list_contains(?, consumer)", [target.tenant, _consumers(target)]
     if rule.how == API_KEYS:
         if whole:
             return "tenant = ?", [target.tenant]
@@ -94,13 +98,10 @@ def where(rule: TableRule, target: ErasureTarget) -> tuple[str, list[Any]]:
     raise ValueError(f"no erasure rule {rule.how!r}")
 
 
-def row_key_prefixes(target: ErasureTarget) -> list[str]:
-    """How the ledger's row keys of the target's rows begin: every scoped and tenant table keys its
-    rows by ``json_array(tenant, ...)`` (a version row by its id, which is no content)."""
+def row_key_parts(target: ErasureTarget) -> list[list[str]]:
+    """What the ledger's row keys of the target's rows begin with: every scoped and tenant table
+    keys its rows by ``json_array(tenant, ...)`` (a version row by its id, which is no content).
+    The store renders them with its own ``json_array``, so an id's escaping matches."""
     if target.kind is TargetKind.TENANT:
-        return [f'["{_json(target.tenant)}",']
-    return [f'["{_json(target.tenant)}","{_json(s)}","{_json(o)}",' for s, o in target.pairs or ()]
-
-
-def _json(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+        return [[target.tenant]]
+    return [[target.tenant, s, o] for s, o in target.pairs or ()]

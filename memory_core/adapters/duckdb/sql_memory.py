@@ -17,9 +17,7 @@ and the next call starts a fresh worker.
 
 from __future__ import annotations
 
-import hashlib
 import io
-import json
 import os
 import pickle
 import re
@@ -37,9 +35,10 @@ from typing import Any, Sequence
 import duckdb
 
 from ...errors import SqlFailed, SqlRefused, SqlTimeout
-from ...identity import Namespace, Scope
+from ...identity import Namespace
 from ...ports import SqlResult
 from .sql_guard import EXEC_TYPES, QUERY_TYPES, REFUSED_TYPES, checked
+from .sql_owners import SqlOwners
 
 __all__ = [
     "EXEC_TYPES",
@@ -256,13 +255,10 @@ class SqlMemory:
         self.read_only = read_only
         self._worker: _Worker | None = None
         self._lock = threading.Lock()
+        self.owners = SqlOwners(self.root)
 
     def path_for(self, namespace: Namespace) -> Path:
-        # A digest, not the names: an owner id can never steer the path.
-        digest = hashlib.sha256(
-            json.dumps([namespace.tenant, namespace.scope.value, namespace.owner_id]).encode()
-        ).hexdigest()[:32]
-        return self.root / f"{namespace.scope.value}-{digest}.duckdb"
+        return self.owners.path_for(namespace)
 
     @property
     def worker_pid(self) -> int | None:
@@ -294,7 +290,7 @@ class SqlMemory:
             if self.read_only and not path.exists():  # the scope never wrote: an empty database
                 raise SqlFailed("this scope has no SQL memory yet")
             if not self.read_only:
-                self._note_owner(path, namespace)
+                self.owners.note(path, namespace)
             wire = {k: v for k, v in asdict(limits).items() if k != "memory_limit"}
             reply = self._call(("run", path.name, text, clean_params, query_only, wire), limits.kill_after_s)
         outcome = reply[0]
@@ -351,26 +347,14 @@ class SqlMemory:
             self._discard(worker)
             raise
 
-    @staticmethod
-    def _note_owner(path: Path, namespace: Namespace) -> None:
-        """Beside each database, whose it is: the file name is a digest, and an erasure of a whole
-        tenant must find every database of the tenant."""
-        owner = path.with_suffix(".owner.json")
-        if not owner.exists():
-            owner.parent.mkdir(parents=True, exist_ok=True)
-            owner.write_text(json.dumps([namespace.tenant, namespace.scope.value, namespace.owner_id]))
-
     def databases(self, tenant: str, pairs: Sequence[tuple[str, str]] | None) -> list[Path]:
-        """The database files (with their owner notes) of a tenant, or of its (scope, owner) pairs."""
-        found: set[Path] = set()
-        for note in self.root.glob("*.owner.json") if self.root.exists() else ():
-            t, scope, owner = json.loads(note.read_text())
-            if t == tenant and (pairs is None or (scope, owner) in pairs):
-                found.add(note)
-        for scope, owner in pairs or ():
-            found.add(self.path_for(Namespace(tenant, Scope(scope), owner)).with_suffix(".owner.json"))
-        files = [p for note in found for p in (note.with_name(note.name.replace(".owner.json", ".duckdb")), note)]
-        return sorted({p for f in files for p in (f, f.with_name(f.name + ".wal")) if p.exists()})
+        return self.owners.databases(tenant, pairs)
+
+    def note_owners(self, tenant: str, pairs: Sequence[tuple[str, str]]) -> int:
+        return self.owners.note_owners(tenant, pairs)
+
+    def unattributed(self) -> list[Path]:
+        return self.owners.unattributed()
 
     def erase(self, tenant: str, pairs: Sequence[tuple[str, str]] | None) -> list[str]:
         """Delete the databases of a tenant or of its pairs; the worker, which may hold one open,

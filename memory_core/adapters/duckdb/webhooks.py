@@ -137,10 +137,11 @@ class DuckDBWebhooks:
     def unsettled(self) -> list[dict[str, Any]]:
         """Every event not delivered or dead (for the deadline and removed webhooks)."""
         sql = (
-            f"SELECT event_id, webhook_id, occurred_at, attempts FROM ({_STATE}) "
+            f"SELECT event_id, webhook_id, occurred_at, attempts, outcome, next_attempt_at FROM ({_STATE}) "
             f"WHERE outcome IS NULL OR outcome NOT IN {_SETTLED!r} ORDER BY seq"
         )
-        return [dict(zip(("event_id", "webhook_id", "occurred_at", "attempts"), r)) for r in self._db.rows(sql)]
+        cols = ("event_id", "webhook_id", "occurred_at", "attempts", "outcome", "next_attempt_at")
+        return [dict(zip(cols, r)) for r in self._db.rows(sql)]
 
     def claim(self, event_id: str, webhook_id: str, worker: str, now: datetime, lease_until: datetime) -> int | None:
         """Lease one event to ``worker`` if it is still due (nobody delivered, settled or leased
