@@ -21,7 +21,7 @@ from memory_core.environment import resolve_home
 from memory_core.errors import MemcoreError
 from memory_core.ports import Embedder
 from memory_core.resolver.actions import PassReport, ResolverSettings
-from memory_core.webhooks import DeliveryPolicy
+from memory_core.webhooks import DeliveryPolicy, is_due
 
 # The marker naming the home (``MemoryHomeResource.identity``).
 HOME_IDENTITY = "home_identity"
@@ -230,7 +230,7 @@ class LocalHome:
         """Events due now: each webhook's oldest unsettled one, not waiting for a retry or a lease."""
         now = self.memory.clock.now()
         heads = self.memory.store.webhooks.heads()
-        return sum(1 for h in heads if h["outcome"] is None or (h["next_attempt_at"] or now) <= now)
+        return sum(1 for h in heads if is_due(h["outcome"], h["next_attempt_at"], now))
 
 
 class ServedHome:

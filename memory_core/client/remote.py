@@ -117,8 +117,12 @@ class RemoteMemory:
 
     # -- the home's maintenance (admin keys) ---------------------------------------------------
 
+    def _call_admin(self, op: str, **args: Any) -> Any:
+        """An admin op's answer as sent (for ``decode`` into the op's own type)."""
+        return self.call(f"/v1/admin/{op}", encode({k: v for k, v in args.items() if v is not None}))
+
     def _admin(self, op: str, **args: Any) -> Any:
-        return decode_any(self.call(f"/v1/admin/{op}", encode({k: v for k, v in args.items() if v is not None})))
+        return decode_any(self._call_admin(op, **args))
 
     def sweep_expired(self) -> dict[str, int]:
         return self._admin("sweep_expired")
@@ -157,11 +161,12 @@ class RemoteMemory:
         namespaces: list[str] | None = None,
     ) -> ErasureRequest:
         """``Memory.erase`` on the service's home; the actor is this client's admin key."""
-        body = self._admin("erase", tenant=tenant, user=user, agent=agent, namespaces=namespaces)
-        return ErasureRequest.from_dict(body)
+        return decode(
+            ErasureRequest, self._call_admin("erase", tenant=tenant, user=user, agent=agent, namespaces=namespaces)
+        )
 
     def erasures(self, request_id: str | None = None) -> list[ErasureRequest]:
-        return [ErasureRequest.from_dict(r) for r in self._admin("erasures", request_id=request_id)]
+        return decode(list[ErasureRequest], self._call_admin("erasures", request_id=request_id))
 
     def recover_erasures(self, *, max_attempts: int = 3) -> dict[str, int]:
         return self._admin("recover_erasures", max_attempts=max_attempts)
@@ -170,16 +175,18 @@ class RemoteMemory:
         self, tenant: str, url: str, *, events: list[str] | None = None, secret: str | None = None
     ) -> Webhook:
         """``Memory.webhook_register`` on the service's home: the answer holds the secret."""
-        return Webhook.from_dict(self._admin("webhook_register", tenant=tenant, url=url, events=events, secret=secret))
+        return decode(
+            Webhook, self._call_admin("webhook_register", tenant=tenant, url=url, events=events, secret=secret)
+        )
 
     def webhook_rotate(self, tenant: str, webhook_id: str, *, secret: str | None = None) -> Webhook:
-        return Webhook.from_dict(self._admin("webhook_rotate", tenant=tenant, webhook_id=webhook_id, secret=secret))
+        return decode(Webhook, self._call_admin("webhook_rotate", tenant=tenant, webhook_id=webhook_id, secret=secret))
 
     def webhook_remove(self, tenant: str, webhook_id: str) -> Webhook:
-        return Webhook.from_dict(self._admin("webhook_remove", tenant=tenant, webhook_id=webhook_id))
+        return decode(Webhook, self._call_admin("webhook_remove", tenant=tenant, webhook_id=webhook_id))
 
     def webhooks(self, tenant: str | None = None) -> list[Webhook]:
-        return [Webhook.from_dict(w) for w in self._admin("webhooks", tenant=tenant)]
+        return decode(list[Webhook], self._call_admin("webhooks", tenant=tenant))
 
     def deliver_webhooks(self) -> dict[str, int]:
         return self._admin("deliver_webhooks")

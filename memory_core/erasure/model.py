@@ -161,26 +161,6 @@ class ErasureRequest:
     def holding(self) -> bool:
         return self.status in HOLDING
 
-    @classmethod
-    def from_dict(cls, body: dict[str, Any]) -> "ErasureRequest":
-        """The request ``to_dict`` wrote (what the service answers)."""
-        instant = datetime.fromisoformat
-        return cls(
-            request_id=body["request_id"],
-            version=int(body["version"]),
-            target=ErasureTarget.from_json(json.dumps(body["target"])),
-            status=ErasureStatus(body["status"]),
-            steps=tuple(body["steps"]),
-            attempts=int(body["attempts"]),
-            actor=body["actor"],
-            requested_at=instant(body["requested_at"]),
-            updated_at=instant(body["updated_at"]),
-            residue_count=body.get("residue_count"),
-            residue=dict(body.get("residue") or {}),
-            verified_at=instant(body["verified_at"]) if body.get("verified_at") else None,
-            error=body.get("error"),
-        )
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "request_id": self.request_id,

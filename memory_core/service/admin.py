@@ -9,6 +9,7 @@ queue, a decision on a flagged pair, a restore). Admin keys only; a tenant's key
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from fastapi import FastAPI
@@ -21,6 +22,7 @@ from ..identity import Namespace, Scope, reviewer_identity
 from ..inputs import known_options
 from ..resolver.actions import ResolverSettings
 from ..temporal import parse_instant
+from ..webhooks import Webhook
 from .guards import read_body
 from .state import ServiceState, json_response
 
@@ -154,6 +156,11 @@ def _reviews(state: ServiceState) -> dict[str, AdminOp]:
     }
 
 
+def _unsigned(hook: Webhook) -> Webhook:
+    """A webhook as a list shows it: its secret is shown once, by register and rotate."""
+    return dataclasses.replace(hook, secret="")
+
+
 def _operators(state: ServiceState) -> dict[str, AdminOp]:
     """Erasure (``docs/erasure.md``; the saga runs in the service, which holds the home, so its
     caches go with the rows) and change webhooks (``docs/webhooks.md``); the actor recorded is
@@ -162,30 +169,28 @@ def _operators(state: ServiceState) -> dict[str, AdminOp]:
 
     def erase(caller: ApiKey, tenant: Any = None, user: Any = None, agent: Any = None, namespaces: Any = None) -> Any:
         actor = f"key:{caller.key_id}"
-        return memory.erase(tenant, user=user, agent=agent, namespaces=namespaces, actor=actor).to_dict()
+        return memory.erase(tenant, user=user, agent=agent, namespaces=namespaces, actor=actor)
 
     def recover(caller: ApiKey, max_attempts: Any = 3) -> Any:
         return memory.recover_erasures(max_attempts=max_attempts, actor=f"key:{caller.key_id}")
 
     def register(caller: ApiKey, tenant: Any = None, url: Any = None, events: Any = None, secret: Any = None) -> Any:
-        hook = memory.webhook_register(tenant, url, events=events, secret=secret, actor=f"key:{caller.key_id}")
-        return hook.to_dict(secret=True)
+        return memory.webhook_register(tenant, url, events=events, secret=secret, actor=f"key:{caller.key_id}")
 
     def rotate(caller: ApiKey, tenant: Any = None, webhook_id: Any = None, secret: Any = None) -> Any:
-        hook = memory.webhook_rotate(tenant, webhook_id, secret=secret, actor=f"key:{caller.key_id}")
-        return hook.to_dict(secret=True)
+        return memory.webhook_rotate(tenant, webhook_id, secret=secret, actor=f"key:{caller.key_id}")
 
     def remove(caller: ApiKey, tenant: Any = None, webhook_id: Any = None) -> Any:
-        return memory.webhook_remove(tenant, webhook_id, actor=f"key:{caller.key_id}").to_dict()
+        return _unsigned(memory.webhook_remove(tenant, webhook_id, actor=f"key:{caller.key_id}"))
 
     return {
         "erase": lambda a, caller: erase(caller, **a),
-        "erasures": lambda a, _caller: [r.to_dict() for r in memory.erasures(**a)],
+        "erasures": lambda a, _caller: memory.erasures(**a),
         "recover_erasures": lambda a, caller: recover(caller, **a),
         "webhook_register": lambda a, caller: register(caller, **a),
         "webhook_rotate": lambda a, caller: rotate(caller, **a),
         "webhook_remove": lambda a, caller: remove(caller, **a),
-        "webhooks": lambda a, _caller: [w.to_dict() for w in memory.webhooks(**a)],
+        "webhooks": lambda a, _caller: [_unsigned(w) for w in memory.webhooks(**a)],
         "deliver_webhooks": lambda a, caller: memory.deliver_webhooks(worker=f"key:{caller.key_id}", **a),
         "webhook_deliveries": lambda a, _caller: memory.webhook_deliveries(**a),
     }

@@ -18,13 +18,8 @@ from ..audit import AuditEntry
 from ..errors import InvalidInput, WebhookNotFound
 from ..ports import WebhookStore, WebhookTransport
 from ..session import Session
-from ..webhooks import DeliveryPolicy, Webhook, decide, signed_headers
+from ..webhooks import DeliveryPolicy, Webhook, decide, is_due, past_deadline, signed_headers
 from ..webhooks.model import checked_events, checked_url
-
-
-def _writable(session: Session) -> None:
-    if session.store.read_only:
-        raise InvalidInput("this memory home is open read-only: webhooks write to it")
 
 
 def _secret(given: str | None) -> str:
@@ -44,7 +39,7 @@ class WebhookRegistry:
         return self.session.store.webhooks
 
     def _put(self, hook: Webhook, op: str) -> Webhook:
-        _writable(self.session)
+        self.session.refuse_read_only("webhooks write to it")
         entry = AuditEntry(
             hook.changed_at, hook.tenant, "tenant", hook.tenant, f"webhook:{hook.webhook_id}", op, "", None, hook.actor
         )
@@ -115,7 +110,7 @@ class WebhookDelivery:
     def run_pass(self, *, worker: str) -> dict[str, int]:
         """One delivery pass; counts by outcome (``dead`` includes what was dead-lettered
         without a POST)."""
-        _writable(self.session)  # a delivery records its attempts
+        self.session.refuse_read_only("webhooks write to it")  # a delivery records its attempts
         counts = {"delivered": 0, "pending": 0, "dead": 0}
         hooks = {w.webhook_id: w for w in self._store.webhooks()}
         counts["dead"] += self._dead_letter(hooks, worker)
@@ -147,14 +142,13 @@ class WebhookDelivery:
 
     def _dead_letter(self, hooks: dict[str, Webhook], worker: str) -> int:
         now, dead = self.session.clock.now(), 0
-        deadline = timedelta(seconds=self.policy.deadline_s)
         for event in self._store.unsettled():
-            if event["outcome"] == "leased" and event["next_attempt_at"] > now:
+            if event["outcome"] == "leased" and not is_due(event["outcome"], event["next_attempt_at"], now):
                 continue  # a worker is sending it now: its outcome decides
             hook = hooks.get(event["webhook_id"])
             if hook is None or hook.status != "active":
                 why = "the webhook was removed"
-            elif now >= event["occurred_at"] + deadline:
+            elif past_deadline(self.policy, event["occurred_at"], now):
                 why = "not delivered in time"
             else:
                 continue
@@ -173,8 +167,8 @@ class WebhookDelivery:
         runs = []
         for webhook_id, events in per_webhook.items():
             hook, first = hooks.get(webhook_id), events[0]
-            waiting = first["outcome"] is not None and first["next_attempt_at"] and first["next_attempt_at"] > now
-            if hook is not None and hook.status == "active" and not waiting and budget > 0:
+            due = is_due(first["outcome"], first["next_attempt_at"], now)
+            if hook is not None and hook.status == "active" and due and budget > 0:
                 runs.append((events[:budget], hook))
                 budget -= len(runs[-1][0])
         return runs

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import chain
 from typing import Callable, ContextManager, Iterable, Mapping
 
 import numpy as np
@@ -308,6 +309,11 @@ class Session:
 
     # -- the one commit ------------------------------------------------------------------------
 
+    def refuse_read_only(self, what: str) -> None:
+        """The typed refusal of a write on a home opened read-only."""
+        if self.store.read_only:
+            raise InvalidInput(f"this memory home is open read-only: {what}")
+
     def locked(self) -> ContextManager[None]:
         return self.versions.locked()
 
@@ -317,9 +323,12 @@ class Session:
         with self.versions.locked():
             # Opened before the transaction: an index that cannot be opened (another embedder's)
             # refuses the write, and an index opened now starts its watermark before these rows.
-            held_here = [Namespace(r.tenant, r.scope, r.owner_id) for r in rows]
-            held_here += [Namespace(e.tenant, Scope(e.scope), e.owner_id) for e in write.events or ()]
-            refuse_held(self.store, held_here)  # a record (frame, decision) too
+            # Lazily: with no erasure under way (nearly always), no namespace is built.
+            held_here = chain(
+                (Namespace(r.tenant, r.scope, r.owner_id) for r in rows),
+                (Namespace(e.tenant, Scope(e.scope), e.owner_id) for e in write.events or ()),  # records
+            )
+            refuse_held(self.store, held_here)
             index = self.index
             graph = follow_graph(self, rows)
             self.versions.apply(

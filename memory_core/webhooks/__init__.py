@@ -2,7 +2,7 @@
 and the delivery decisions (retry with backoff and jitter, cool down a failing endpoint,
 dead-letter past the deadline). Pure rules; ``services/webhooks.py`` applies them."""
 
-from .delivery import Attempt, DeliveryPolicy, decide, due_after_failure
+from .delivery import Attempt, DeliveryPolicy, decide, due_after_failure, is_due, past_deadline
 from .model import WEBHOOK_EVENTS, OutboxEvent, Webhook, announcements, webhook_event_of
 from .signing import SIGNATURE_HEADER, sign, signed_headers, verify
 
@@ -16,6 +16,8 @@ __all__ = [
     "announcements",
     "decide",
     "due_after_failure",
+    "is_due",
+    "past_deadline",
     "sign",
     "signed_headers",
     "verify",

@@ -29,6 +29,16 @@ class Attempt:
     error: str | None = None
 
 
+def is_due(outcome: str | None, next_attempt_at: datetime | None, now: datetime) -> bool:
+    """Whether an unsettled event may be sent now: never tried, or its retry time (a failure's
+    backoff, a worker's lease) has come."""
+    return outcome is None or next_attempt_at is None or next_attempt_at <= now
+
+
+def past_deadline(policy: DeliveryPolicy, occurred_at: datetime, now: datetime) -> bool:
+    return now >= occurred_at + timedelta(seconds=policy.deadline_s)
+
+
 def due_after_failure(policy: DeliveryPolicy, failures: int, now: datetime, unit: float) -> datetime:
     """When a failed event is tried again: ``failures`` so far (1 after the first), ``unit`` a
     number in [0, 1) for the jitter (the caller's random source, so a test can fix it)."""
@@ -52,6 +62,6 @@ def decide(
     """The outcome of one POST. ``failures``: the event's failed attempts before this one."""
     if ok:
         return Attempt("delivered", None)
-    if now >= occurred_at + timedelta(seconds=policy.deadline_s):
+    if past_deadline(policy, occurred_at, now):
         return Attempt("dead", None, f"not delivered in time: {error}")
     return Attempt("pending", due_after_failure(policy, failures + 1, now, unit), error)

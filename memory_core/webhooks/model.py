@@ -72,21 +72,6 @@ class Webhook:
     def takes(self, event_type: str) -> bool:
         return self.status == "active" and event_type in self.events
 
-    @classmethod
-    def from_dict(cls, body: dict[str, Any]) -> "Webhook":
-        """The webhook ``to_dict`` wrote (a service's answer; the secret is empty unless given)."""
-        return cls(
-            tenant=body["tenant"],
-            webhook_id=body["webhook_id"],
-            version=int(body["version"]),
-            url=body["url"],
-            events=tuple(body["events"]),
-            secret=body.get("secret", ""),
-            status=body["status"],
-            changed_at=datetime.fromisoformat(body["changed_at"]),
-            actor=body["actor"],
-        )
-
     def to_dict(self, *, secret: bool = False) -> dict[str, Any]:
         body: dict[str, Any] = {
             "tenant": self.tenant,
