@@ -33,7 +33,10 @@ def erase(
     """Erase a user, an agent, ``scope/owner`` namespaces or (none named) a whole tenant from
     every plane of the home, and prove it with a residue census (``docs/erasure.md``)."""
     target = ErasureTarget.of(tenant, user=user, agent=agent, namespaces=namespaces)
-    return ErasureService(self.session, observer).request(target, actor=actor)
+    try:
+        return ErasureService(self.session, observer).request(target, actor=actor)
+    finally:
+        self.keys.forget()  # the service's looked-up API keys: an erased person's may be gone
 
 
 def erasures(self: Memory, request_id: str | None = None) -> list[ErasureRequest]:
@@ -51,7 +54,10 @@ def recover_erasures(
 ) -> dict[str, int]:
     """Resume every erasure a stopped process left unfinished; abandon one after
     ``max_attempts`` runs. Counts by outcome."""
-    return ErasureService(self.session, observer).recover(max_attempts=max_attempts, actor=actor)
+    try:
+        return ErasureService(self.session, observer).recover(max_attempts=max_attempts, actor=actor)
+    finally:
+        self.keys.forget()
 
 
 # -- change webhooks -----------------------------------------------------------------------------

@@ -29,6 +29,11 @@ class AccessService:
         self._cache: dict[str, ApiKey] = {}
         self._lock = threading.Lock()
 
+    def forget(self) -> None:
+        """Drop every looked-up key (an erasure deleted some: none may authenticate again)."""
+        with self._lock:
+            self._cache.clear()
+
     def create(
         self,
         *,

@@ -10,7 +10,7 @@ from typing import Any, Callable
 from ..audit import AuditEntry
 from ..erasure import Census, ErasureRequest, ErasureStatus, ErasureTarget, pick_needles
 from ..erasure.saga import abandon, advance, begin, census_outcome, next_step, recovery_due, start_run
-from ..errors import ErasureNotFound, InvalidInput
+from ..errors import ErasureNotFound
 from ..ports import ErasureStore
 from ..session import Session
 from ..webhooks.model import erased_announcements
@@ -37,8 +37,7 @@ class ErasureService:
 
     def request(self, target: ErasureTarget, *, actor: str) -> ErasureRequest:
         """Queue an erasure of ``target`` (its scope is held from now on) and run it."""
-        if self.session.store.read_only:
-            raise InvalidInput("this memory home is open read-only: an erasure writes")
+        self.session.refuse_read_only("an erasure writes")
         queued = begin(self.session.new_id(), target, actor, self.session.clock.now())
         self._store.save(queued)
         return self.run(queued.request_id, actor=actor)
@@ -115,9 +114,8 @@ class ErasureService:
 
     def _announce(self, request: ErasureRequest) -> None:
         target, webhooks = request.target, self.session.store.webhooks
-        webhooks.forget()  # the rows step may have deleted some of them
-        hooks = [w for w in webhooks.webhooks(target.tenant) if w.status == "active"]
         at = request.verified_at or self.session.clock.now()
+        hooks = webhooks.webhooks(target.tenant)  # those that take memory.erased are chosen there
         webhooks.append_committed(erased_announcements(request.request_id, target.tenant, target.pairs, at, hooks))
 
     # -- the steps (each idempotent) -----------------------------------------------------------
@@ -164,7 +162,6 @@ class ErasureService:
         )
         with self.session.locked():
             self._store.erase_rows(target, entry)
-        self.session.store.webhooks.forget()  # a tenant's webhooks went with it
 
     def _audit_keys(self, request: ErasureRequest) -> None:
         with self.session.locked():

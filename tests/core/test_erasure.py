@@ -55,6 +55,7 @@ def test_an_erasure_leaves_no_row_and_no_byte_and_touches_nobody_else(filled, ho
     for name in erased:
         assert not files_holding(home, SECRETS[name]), f"{name}'s secret is still on disk"
         assert people[name].list(scope=SCOPES[name]) == []
+        assert people[name].get(f"gate-{SECRETS[name]}", scope=SCOPES[name]) is None  # nor from a cache
         assert people[name].recall(SECRETS[name], scope=SCOPES[name]).hits == ()
     for name in kept:  # untouched, and still served
         assert view(people[name], SCOPES[name]) == before[name]

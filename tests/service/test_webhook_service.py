@@ -8,8 +8,11 @@ from __future__ import annotations
 import signal
 import time
 
+import pytest
+
 from memory_core import Memory
 from memory_core.client import RemoteMemory
+from memory_core.errors import Unauthenticated
 from tests.service.process import service
 from tests.webhook_receiver import Receiver
 
@@ -58,3 +61,20 @@ def test_the_worker_delivers_and_a_killed_service_delivers_again_after_restart(t
         assert [a["outcome"] for a in attempts] == ["leased", "leased", "delivered"]  # the first never settled
     finally:
         receiver.stop()
+
+
+def test_an_erasure_through_the_service_answers_its_request(tmp_path):
+    home = tmp_path / "home"
+    admin, writer = _keys(home)
+    with service(home, webhook_interval_s=0.0) as running:
+        with RemoteMemory(running.url, writer) as remote:
+            remote.tool().set("city", "the zebracrossing flat in Lisbon")
+        with RemoteMemory(running.url, admin) as remote:
+            request = remote.erase("acme", user="ana")
+            assert request.status.value == "verified" and request.residue_count == 0
+            assert request.actor.startswith("key:")
+            assert [r.request_id for r in remote.erasures()] == [request.request_id]
+            assert remote.erasures(request.request_id)[0] == request
+        with RemoteMemory(running.url, writer) as remote:  # ana's key went with her
+            with pytest.raises(Unauthenticated):
+                remote.tool().get("city")

@@ -5,7 +5,7 @@ the file). The rules for which rows a target covers are in ``erasure_rules``."""
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ...audit import ERASED_PREFIX, AuditEntry
 from ...erasure import ErasureRequest, ErasureStatus, ErasureTarget
@@ -60,9 +60,10 @@ def _request(row: Sequence[Any]) -> ErasureRequest:
 
 
 class DuckDBErasure:
-    def __init__(self, db: DuckDBConnection, audit: AuditChain) -> None:
+    def __init__(self, db: DuckDBConnection, audit: AuditChain, forget_caches: Callable[[], None]) -> None:
         self._db = db
         self._audit = audit
+        self._forget_caches = forget_caches  # every port's in-memory copy of rows this deletes
         self._holds = StoreCache(db, self._load_holds)
 
     # -- the request rows ----------------------------------------------------------------------
@@ -176,6 +177,7 @@ class DuckDBErasure:
                     tx.removed(table, sql, params)
                 counts[table] = len(tx.execute(f"DELETE FROM {table} WHERE {sql} RETURNING 1", params).fetchall())
         self._holds.drop()
+        self._forget_caches()
         return counts
 
     def _prefixes(self, target: ErasureTarget) -> list[str]:

@@ -46,6 +46,7 @@ class DuckDBHome:
         audit = AuditChain(db, key, new_key_dir=new_key_dir)
         self.graph = DuckDBGraph(db)
         self.webhooks = DuckDBWebhooks(db, audit)
+        self.erasure = DuckDBErasure(db, audit, self._forget_caches)
         self.substrate = DuckDBSubstrate(db, self.webhooks)
         self.versions = DuckDBVersions(db, audit, self.graph, self.substrate)
         self.queue = DuckDBQueue(db)
@@ -54,7 +55,6 @@ class DuckDBHome:
         self.projections = DuckDBProjections(db)
         self.inspection = DuckDBInspection(db)
         self.api_keys = DuckDBApiKeys(db, audit)
-        self.erasure = DuckDBErasure(db, audit)
 
     @classmethod
     def open(
@@ -113,9 +113,15 @@ class DuckDBHome:
         tamper with a home on purpose, and for an operator's one-off repair. Nothing in
         ``memory_core`` calls it. The caches are dropped, since the rows under them may change."""
         rows = self._db.dicts(statement, params)
+        self._forget_caches()
+        return rows
+
+    def _forget_caches(self) -> None:
+        """Drop what the ports keep of the store in memory: rows under them changed outside their
+        own writes (a statement by hand, an erasure's deletes)."""
         for cached in (self.versions, self.graph, self.queue, self.projections):
             cached._forget_cache()
-        return rows
+        self.webhooks.forget()
 
     def close(self) -> None:
         self._db.close()
