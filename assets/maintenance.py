@@ -92,12 +92,16 @@ def resolver_pass(
         report = home.resolve(llm, floor=config.floor, batch=config.batch)
         marks = home.mark_counts()
     context.log.info(f"resolver pass on {home.where}: {report.to_dict()}")
+    if report.notice:  # once per change of the stop, not every pass it lasts
+        context.log.warning(report.notice)
     context.add_output_metadata(
         {
             "judged": report.judged,
             "errored": report.errored,
             "capped": report.capped,
             "left_owed": report.left_owed,
+            "dropped": report.dropped,
+            "paused": report.paused,
             "stopped": report.stopped or "",
             **{f"action_{k}": v for k, v in report.actions.items()},
             **{f"marked_{k}": v for k, v in report.marked.items()},

@@ -21,6 +21,11 @@ class ResolverSettings:
     max_peers: int = 8
     batch: int = 40
     outage_streak: int = 3  # the same transient failure this many rows in a row stops the pass
+    refusal_streak: int = 3  # the same refusal this many rows of a namespace in a row pauses it
+    pause_s: float = 300.0  # how long a namespace so paused waits
+    malformed_attempts: int = 3  # answers with nothing usable before a row is stamped errored
+    flag_rejudges: int = 3  # times a flag the answer left unjudged is judged again
+    drop_after_days: int = 30  # a row owed longer is dropped unjudged, with a record
 
 
 @dataclass
@@ -29,8 +34,11 @@ class PassReport:
     judged: int = 0
     errored: int = 0
     capped: int = 0  # rows left owed because their namespace reached its spend share
-    left_owed: int = 0  # transient failures
-    stopped: str | None = None
+    left_owed: int = 0  # transient failures, unusable answers and unjudged flags: judged again later
+    dropped: int = 0  # owed past ``drop_after_days``: stamped dropped, never judged
+    paused: int = 0  # namespaces paused by this pass (the same refusal row after row)
+    stopped: str | None = None  # why the pass ended early
+    notice: str | None = None  # the stop changed since the last pass (a new one, or calls answered again)
     actions: dict[str, int] = field(default_factory=lambda: {"retire": 0, "flag": 0, "clear": 0, "nothing": 0})
 
     def to_dict(self) -> dict:

@@ -28,6 +28,7 @@ from ..session.resolution import apply_pair
 from ..session.substrate import worker_trace
 from ..substrate.refs import ref
 from ..texts import value_text
+from .resolver_failures import FailureBook
 
 
 def mark_new(session: Session, settings: ResolverSettings) -> dict[str, int]:
@@ -114,10 +115,14 @@ def run_pass(session: Session, judge: Judge, settings: ResolverSettings | None =
     versions, ledger = session.versions, session.ledger
     report = PassReport()
     report.marked = mark_new(session, settings)
-    streak: tuple[str, int] = ("", 0)
-    for mark in ledger.owed_marks(settings.batch, skip_tenants=ledger.tenants_under_erasure()):
+    book = FailureBook(session, settings, report)
+    erasing = ledger.tenants_under_erasure()
+    book.drop_stale(erasing)
+    for mark in ledger.owed_marks(settings.batch, skip_tenants=erasing, paused_at=session.clock.now()):
         now = session.clock.now()
         ns = mark.namespace
+        if ns in book.paused:
+            continue  # paused by this pass: the namespace's rows stay owed
         row = versions.fact_state(ns, mark.key, mark.fact_id)
         config = session.write_config(ns.tenant).tenant
         if (
@@ -144,23 +149,11 @@ def run_pass(session: Session, judge: Judge, settings: ResolverSettings | None =
         request = _request(session, ns, row, peers)
         try:
             answer = judge.judge(request)
-        except LLMUnavailable as exc:
-            kind = exc.message.split("(")[-1][:40]
-            streak = (kind, streak[1] + 1 if streak[0] == kind else 1)
-            report.left_owed += 1
-            if streak[1] >= settings.outage_streak:
-                report.stopped = f"the same transient failure {streak[1]} rows in a row: {exc.message}"
+        except (LLMUnavailable, LLMRefused, LLMMalformed) as exc:
+            if book.failed(mark, exc):
                 break
             continue
-        except LLMRefused:
-            ledger.stamp(mark.fact_id, "errored", now, errored=True)
-            report.errored += 1
-            continue
-        except LLMMalformed:
-            ledger.stamp(mark.fact_id, "errored", now, errored=True, attempt=True)
-            report.errored += 1
-            continue
-        streak = ("", 0)
+        book.answered(ns)
         if answer.usage is not None:
             ledger.add_spend(ns, now.date(), "resolver", answer.usage.cost_usd)
         judged_by_peer = {j.peer: j for j in answer.judgements}
@@ -185,10 +178,19 @@ def run_pass(session: Session, judge: Judge, settings: ResolverSettings | None =
                 judge.name,
             )
             report.actions[action.kind] += 1
-        if not (ledger.erasure_under_way(ns.tenant) or held(session.store, ns)):
-            ledger.stamp(mark.fact_id, "judged", session.clock.now())
-            report.judged += 1
+        if ledger.erasure_under_way(ns.tenant) or held(session.store, ns):
+            continue  # nothing may be written there: the row stays owed
+        if any(_flagged(row, p) and p.fact_id not in judged_by_peer for p, _ in peers):
+            book.unjudged_flag(mark)  # the flag must be judged some day: the row stays owed
+            continue
+        ledger.stamp(mark.fact_id, "judged", session.clock.now())
+        report.judged += 1
+    book.close()
     return report
+
+
+def _flagged(row: FactVersion, peer: FactVersion) -> bool:
+    return peer.fact_id in row.conflict_with or row.fact_id in peer.conflict_with
 
 
 def _request(session: Session, ns: Namespace, row: FactVersion, peers) -> JudgeRequest:

@@ -30,6 +30,7 @@ def test_the_scheduled_resolver_pass_judges_the_synthetic_corpus_offline(tmp_pat
     assert result.success
     md = result.asset_materializations_for_node("resolver_pass")[0].metadata
     assert md["judged"].value > 0 and md["action_retire"].value + md["action_flag"].value > 0
+    assert (md["dropped"].value, md["paused"].value, md["stopped"].value) == (0, 0, "")  # the offline judge
     with Memory.open(home, embedder="hashing") as memory:
         records = [r for r in memory.store.ledger.resolver_records() if r["action"] == "retire"]
         assert memory.verify_audit().ok

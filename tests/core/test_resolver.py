@@ -179,9 +179,15 @@ def test_failures_transient_outage_refusal_and_unusable_answers(rmem, ana, clock
     report = rmem.resolve(outage)
     assert report.stopped and report.left_owed == 3 and report.judged == 0
     assert rmem.store.ledger.mark_counts()["owed"] >= 3
-    refused = Recording(errors=[LLMRefused("no"), LLMMalformed("garbled")])
+    refused = Recording(errors=[LLMRefused("no", http_status=400), LLMMalformed("garbled")])
     report = rmem.resolve(refused)
-    assert report.errored == 2 and rmem.store.ledger.mark_counts().get("errored") == 2
+    assert report.errored == 1 and rmem.store.ledger.mark_counts().get("errored") == 1  # the refused row
+    # The unusable answer was paid for: one attempt, and the row stays owed until its third.
+    [garbled] = rmem.store.ledger.owed_marks(10)
+    assert garbled.attempts == 1
+    for _ in range(2):
+        rmem.resolve(Recording(errors=[LLMMalformed("garbled")]))
+    assert rmem.store.ledger.mark_counts().get("errored") == 2 and rmem.store.ledger.owed_marks(10) == []
 
 
 def test_the_daily_cost_share_is_checked_before_every_call(rmem, ana, clock):

@@ -2,7 +2,8 @@
 
 A mark belongs to one written statement (a fact id: in this store a
 changed value is a new fact, so a revision carries its own mark): ``owed`` / ``none`` /
-``judged`` (``errored`` when judging failed for good).
+``judged`` (``errored`` when judging failed for good, ``dropped`` when owed too long).
+A namespace the provider kept refusing waits in ``resolver_pauses`` until its pause ends.
 """
 
 from __future__ import annotations
@@ -37,14 +38,22 @@ class DuckDBLedger:
                 )
             self._db.set_meta(con, "resolver_seq", str(watermark))
 
-    def owed_marks(self, limit: int, skip_tenants: Sequence[str] = ()) -> list[Mark]:
-        """Owed statements, taken in turns across namespaces (each namespace's newest first)."""
+    def owed_marks(self, limit: int, skip_tenants: Sequence[str] = (), paused_at: datetime | None = None) -> list[Mark]:
+        """Owed statements, taken in turns across namespaces (each namespace's newest first),
+        leaving out a namespace paused at ``paused_at``: its rows take no place in the batch."""
+        paused, params = "", [list(skip_tenants)]
+        if paused_at is not None:
+            paused = (
+                " AND NOT EXISTS (SELECT 1 FROM resolver_pauses p WHERE p.tenant = m.tenant"
+                " AND p.scope = m.scope AND p.owner_id = m.owner_id AND p.until > ?)"
+            )
+            params.append(paused_at)
         rows = self._db.rows(
             "SELECT fact_id, tenant, scope, owner_id, key, content_sha256, seq, mark, reason, attempts FROM ("
             " SELECT *, row_number() OVER (PARTITION BY tenant, scope, owner_id ORDER BY seq DESC) AS turn"
-            " FROM resolver_marks WHERE mark = 'owed' AND NOT list_contains(?, tenant))"
+            f" FROM resolver_marks m WHERE mark = 'owed' AND NOT list_contains(?, tenant){paused})"
             " ORDER BY turn, tenant, scope, owner_id LIMIT ?",
-            [list(skip_tenants), limit],
+            [*params, limit],
         )
         return [Mark(r[0], ns_of(r[1], r[2], r[3]), r[4], r[5], int(r[6]), r[7], r[8], int(r[9])) for r in rows]
 
@@ -55,6 +64,45 @@ class DuckDBLedger:
                 "attempts = attempts + ? WHERE fact_id = ?",
                 [mark, at, errored, int(attempt), fact_id],
             )
+
+    def count_attempt(self, fact_id: str) -> None:
+        """One more paid attempt on a row that stays owed."""
+        with self._db.tx() as con:
+            con.execute("UPDATE resolver_marks SET attempts = attempts + 1 WHERE fact_id = ?", [fact_id])
+
+    def drop_stale(self, before: datetime, at: datetime, reason: str, skip_tenants: Sequence[str] = ()) -> int:
+        """Stamp ``dropped`` every row owed since before ``before``; its reason keeps why it was owed."""
+        where = "mark = 'owed' AND marked_at < ? AND NOT list_contains(?, tenant)"
+        params = [before, list(skip_tenants)]
+        with self._db.tx() as con:
+            count = con.execute(f"SELECT count(*) FROM resolver_marks WHERE {where}", params).fetchall()[0][0]
+            con.execute(
+                "UPDATE resolver_marks SET mark = 'dropped', judged_at = ?, "
+                f"reason = ? || coalesce(reason, '') WHERE {where}",
+                [at, reason, *params],
+            )
+        return int(count)
+
+    def pause_namespace(self, namespace: Namespace, until: datetime, reason: str, at: datetime) -> None:
+        with self._db.tx() as con:
+            con.execute(f"DELETE FROM resolver_pauses WHERE {NS_WHERE}", ns_params(namespace))
+            con.execute(
+                "INSERT INTO resolver_pauses VALUES (?, ?, ?, ?, ?, ?)", [*ns_params(namespace), at, until, reason]
+            )
+
+    def paused_namespaces(self, at: datetime) -> list[Namespace]:
+        rows = self._db.rows(
+            "SELECT tenant, scope, owner_id FROM resolver_pauses WHERE until > ? ORDER BY 1, 2, 3", [at]
+        )
+        return [ns_of(*r) for r in rows]
+
+    def resolver_stop(self) -> str:
+        """Why the last pass that reached the provider stopped ('' when it did not)."""
+        return self._db.meta("resolver_stop") or ""
+
+    def set_resolver_stop(self, cause: str) -> None:
+        with self._db.tx() as con:
+            self._db.set_meta(con, "resolver_stop", cause)
 
     def record_resolution(self, record: dict[str, Any]) -> None:
         cols = (
