@@ -3,8 +3,12 @@
 A run opts in with ``harvest_to_memory``. At each distillation boundary (a compaction cut, a
 recap boundary, a stateful boundary) the evicted span is banked on the consolidation queue as
 it is: no model call on the run's path, so harvesting adds no latency and no failure mode to
-the run. The consolidator (``run_harvest_job``, run by the queue worker) extracts whole
+the run. The consolidator (``run_harvest_batch``, run by the queue worker) extracts whole
 batches, places what it can by the tenant's ontology, and writes durable facts.
+
+A batch is the spans of one user and session: the spans a worker claims together are extracted
+as one transcript, read after the session's spans banked before them (``harvest_batch``), so a
+pronoun in a late span finds the name an early one gave; facts come only from the claimed spans.
 
 Two decisions from the design: banking never fails the run (a full queue or an unreachable
 store is an event, and the run goes on), and a misconfiguration (no store, no user id, no user
@@ -14,18 +18,20 @@ scope grant) is reported once, as one error event, not once per span.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from ..errors import InvalidInput, MemcoreError
 from ..identity import Identity, Scope, identity_fields, identity_from
 from ..inputs import integer, known_options, mapping, text
 from ..values import canonical_json
-from .model import parse_messages
+from .model import Turn, parse_messages
 from .pipeline import DEFAULT_STEPS
 
 BOUNDARIES = ("compaction", "recap", "stateful")
 DEFAULT_CAPACITY = 256  # unfinished harvest jobs a user scope may hold before spans are dropped
 HARVEST_FIELDS = ("boundary", "generation", "identity", "messages", "session")
+CONTEXT_SPANS = 8  # earlier spans of the session a batch is read after, at most...
+CONTEXT_CHARS = 3000  # ...and of their turns, the latest that fit in about half an extraction window
 
 
 def check_harvest_payload(payload: Any) -> dict[str, Any]:
@@ -148,3 +154,44 @@ class HarvestBridge:
 
 
 CONSOLIDATION_STEPS = tuple(s for s in DEFAULT_STEPS if s != "bulk_write") + ("place_facts", "bulk_write")
+
+
+@dataclass(frozen=True, slots=True)
+class HarvestBatch:
+    """What the consolidator extracts at once: the turns of the claimed spans (generation order),
+    each turn's generation, and the earlier turns of the session they are read after."""
+
+    session: str
+    turns: tuple[Turn, ...]
+    generations: dict[str, int]
+    context: tuple[Turn, ...]
+
+
+def _span_turns(spans: Iterable[dict[str, Any]], session: str) -> tuple[tuple[Turn, ...], dict[str, int]]:
+    # A turn without an id is named by its span's generation and place in it, so the turns of
+    # two spans of a session never share an id (a context turn is told from the batch's by it).
+    messages, generations = [], {}
+    for span in spans:
+        for i, message in enumerate(span["messages"]):
+            named = {**message, "id": message.get("id") or f"{session}:g{span['generation']}:{i}"}
+            messages.append(named)
+            generations[str(named["id"])] = span["generation"]
+    return (parse_messages(messages, session=session) if messages else ()), generations
+
+
+def harvest_batch(
+    spans: Sequence[dict[str, Any]], earlier: Sequence[dict[str, Any]], *, context_chars: int = CONTEXT_CHARS
+) -> HarvestBatch:
+    """One batch from checked harvest payloads of one session: ``spans`` to extract, ``earlier``
+    (banked before them, done or not) to read first, cut to the latest ``context_chars``."""
+    order = sorted(spans, key=lambda span: span["generation"])
+    session = order[0]["session"]
+    turns, generations = _span_turns(order, session)
+    before, _ = _span_turns(sorted(earlier, key=lambda span: span["generation"]), session)
+    kept, size = [], 0
+    for turn in reversed(before):
+        size += len(turn.content)
+        if size > context_chars:
+            break
+        kept.append(turn)
+    return HarvestBatch(session, turns, generations, tuple(reversed(kept)))

@@ -39,6 +39,10 @@ class ExtractionState:
     session: str
     session_date: datetime | None
     compaction_generation: int | None = None
+    # Earlier turns the extractor reads before these (a harvested batch's earlier spans): they
+    # resolve what these turns refer to, but nothing is written from them.
+    context: tuple[Turn, ...] = ()
+    generations: dict[str, int] = field(default_factory=dict)  # turn id -> its span's generation
     existing: dict[str, FactVersion] = field(default_factory=dict)
     facts: list[Extracted] = field(default_factory=list)
     dropped: dict[str, list[str]] = field(default_factory=dict)  # step -> keys it dropped
@@ -47,6 +51,10 @@ class ExtractionState:
     written: Any = None  # the bulk write's BulkResult
     usage: Any = None
     notes: list[str] = field(default_factory=list)
+
+    def generation_of(self, turn_id: str | None) -> int | None:
+        """The compaction generation a row from this turn is stamped with."""
+        return self.generations.get(turn_id or "", self.compaction_generation)
 
     def drop(self, step: str, keep: Callable[[Extracted], bool]) -> None:
         kept = [f for f in self.facts if keep(f)]
@@ -104,12 +112,18 @@ def windows(turns: Sequence[Turn], limit: int) -> list[list[Turn]]:
 
 
 def llm_extract(state: ExtractionState, ctx: StepContext) -> None:
+    """The extractor over each window; the first is read after the state's context turns, and a
+    fact the extractor draws from a context turn is not this batch's (it was written with its own)."""
     merged: dict[tuple[str, str, tuple[int, int]], Extracted] = {}
-    for window in windows(state.turns, ctx.window_chars):
+    own = {t.turn_id for t in state.turns}
+    context = [t for t in state.context if t.turn_id not in own]
+    for n, window in enumerate(windows(state.turns, ctx.window_chars)):
         state.windows.append((window[0].index, window[-1].index))
-        out = ctx.extractor.extract(window, session_date=state.session_date)
+        given = [*context, *window] if n == 0 else window
+        out = ctx.extractor.extract(given, session_date=state.session_date)
         for fact in out.facts:  # a turn two windows share yields its facts twice: keep one
-            merged.setdefault((fact.turn_id, fact.key, fact.span), fact)
+            if fact.turn_id in own:
+                merged.setdefault((fact.turn_id, fact.key, fact.span), fact)
         if out.usage is not None:
             state.usage = out.usage if state.usage is None else state.usage + out.usage
         state.notes.extend(n for n in out.notes if n not in state.notes)
@@ -236,7 +250,6 @@ def retire_forgotten(state: ExtractionState, ctx: StepContext) -> None:
 def bulk_write(state: ExtractionState, ctx: StepContext) -> None:
     """The facts, the turns read (evidence) and the verbatim windows (chunks), in one transaction."""
     by_id = {t.turn_id: t for t in state.turns}
-    common = {"compaction_generation": state.compaction_generation}
     entries: list[dict[str, Any]] = []
     for fact in state.facts:
         turn = by_id.get(fact.turn_id)
@@ -255,7 +268,7 @@ def bulk_write(state: ExtractionState, ctx: StepContext) -> None:
                 "source_turn": fact.turn_id,
                 "source_span": list(fact.span),
                 "context": f"said by {turn.speaker}" if turn else None,
-                **common,
+                "compaction_generation": state.generation_of(fact.turn_id),
             }
         )
     for turn in state.turns:
@@ -269,7 +282,7 @@ def bulk_write(state: ExtractionState, ctx: StepContext) -> None:
                     "subject": turn.speaker,
                     "observed_at": turn.at or state.session_date,
                     "source_turn": turn.turn_id,
-                    **common,
+                    "compaction_generation": state.generation_of(turn.turn_id),
                 }
             )
     for n, (first, last) in enumerate(state.windows):
@@ -282,7 +295,7 @@ def bulk_write(state: ExtractionState, ctx: StepContext) -> None:
                 "value": text,
                 "observed_at": state.session_date,
                 "context": f"turns {first}..{last}",
-                **common,
+                "compaction_generation": state.generation_of(state.turns[first].turn_id),
             }
         )
     if entries:
@@ -309,7 +322,7 @@ def place_facts(state: ExtractionState, ctx: StepContext) -> None:
             source_quote=fact.quote or None,
             source_turn=fact.turn_id,
             source_span=list(fact.span),
-            compaction_generation=state.compaction_generation,
+            compaction_generation=state.generation_of(fact.turn_id),
         )
         if placed.details["placement"]["scope"] == Scope.TENANT.value:
             state.dropped.setdefault("place_facts", []).append(fact.key)  # written in the tenant scope

@@ -3,8 +3,9 @@
 It reads first-person statements and a few simple relations ("I live in X", "my sister's name
 is Y", "I started at Z in 2023", "I love X", "my favourite X is Y", "I am N years old"), resolves
 dates against the session date ("last year", "in May", "three weeks ago") and pronouns against
-the text it is given ("My sister is called Maya. She lives in Oslo." → Maya lives in Oslo). It
-understands nothing else, so its recall is low: it is the baseline a model must beat.
+the text it is given, across its turns ("My sister is called Maya. She lives in Oslo." → Maya
+lives in Oslo). It understands nothing else, so its recall is low: it is the baseline a model
+must beat.
 """
 
 from __future__ import annotations
@@ -243,20 +244,22 @@ class RuleExtractor:
 
     def extract(self, turns: Sequence[Turn], *, session_date: datetime | None) -> ExtractorOutput:
         facts: list[Extracted] = []
-        for turn in turns:
+        # People named so far in the text given, as ((turn, offset), name): a pronoun may point
+        # back past its own turn (a harvested span read after the spans banked before it).
+        names: list[tuple[tuple[int, int], str]] = []
+        for n, turn in enumerate(turns):
             if turn.role != "user":
                 continue  # an assistant's "I" is the agent; memories, tool output and system text state nothing new
             subject = turn.speaker if turn.speaker != "user" else "user"
             when = turn.at or session_date
-            names: list[tuple[int, str]] = []  # people named so far in this turn, for pronouns
             for sentence in _SENTENCE.finditer(turn.content):
                 text, offset = sentence.group(0), sentence.start()
                 if text.rstrip().endswith("?"):
                     continue  # a question states nothing
-                names += [(offset + m.start(), m.group("obj")) for rule in NAMING for m in rule.pattern.finditer(text)]
+                names += [((n, offset + m.start()), m.group("obj")) for r in NAMING for m in r.pattern.finditer(text)]
                 for rule in RULES:
                     for m in rule.pattern.finditer(text):
-                        fact = self._fact(rule, m, text, offset, turn, subject, names, when)
+                        fact = self._fact(rule, m, text, (n, offset), turn, subject, names, when)
                         if fact is not None:
                             facts.append(fact)
         return ExtractorOutput(tuple(facts), notes=("rule-based extraction: first-person statements only",))
@@ -266,19 +269,20 @@ class RuleExtractor:
         rule: Rule,
         m: re.Match,
         text: str,
-        offset: int,
+        at: tuple[int, int],
         turn: Turn,
         subject: str,
-        names: list[tuple[int, str]],
+        names: list[tuple[tuple[int, int], str]],
         when: datetime | None,
     ) -> Extracted | None:
+        number, offset = at
         obj = m.group("obj").strip().rstrip(".'")
         if not obj or obj.casefold() in _NOT_OBJECTS or len(obj) > 80:
             return None
         groups = {k: v.lower() for k, v in m.groupdict().items() if v and k in ("kin", "thing")}
         who = subject
         if rule.third_person:
-            earlier = [n for at, n in names if at < offset + m.start()]
+            earlier = [name for where, name in names if where < (number, offset + m.start())]
             if not earlier:
                 return None  # a pronoun with nothing in the text to resolve it to
             who = earlier[-1]

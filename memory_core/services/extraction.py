@@ -4,8 +4,9 @@
 A queued conversation is validated on the caller's path and read later by a worker, as the
 identity that queued it. A job whose worker dies returns to the line when its lease runs out; an
 unreachable provider spends no attempt; a refusal or an unusable answer fails the job at once;
-other failures wait with exponential backoff until ``max_attempts``. A harvested span (see
-``extraction.harvest``) is consolidated the same way, with the consolidation steps.
+other failures wait with exponential backoff until ``max_attempts``. Harvested spans (see
+``extraction.harvest``) are consolidated the same way, with the consolidation steps: the spans of
+one session a worker claims together as one batch (``services.harvest``), and one outcome for all.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from datetime import datetime
 from typing import Any, Callable, Sequence
 
 from ..errors import InvalidInput, MemcoreError
-from ..extraction.harvest import CONSOLIDATION_STEPS, check_harvest_payload
+from ..extraction.harvest import CONSOLIDATION_STEPS, HarvestBatch, check_harvest_payload
 from ..extraction.model import Extractor, parse_messages
-from ..extraction.pipeline import ExtractionState, StepContext, resolve_steps, run_steps
+from ..extraction.pipeline import ExtractionState, Step, StepContext, resolve_steps, run_steps
 from ..extraction.result import ExtractionResult
 from ..identity import Identity, Scope, identity_fields, identity_from
 from ..lifecycle.flags import decide_delete
@@ -32,6 +33,7 @@ from ..session.point import set_value
 from ..session.reads import known_types, live_keys
 from ..temporal import iso, parse_instant
 from ..values import canonical_json
+from .harvest import claimed_batches, read_batch
 
 
 class _StepWriter(RunService):
@@ -68,19 +70,44 @@ class ExtractionService(RunService):
         compaction_generation: int | None,
         dry_run: bool,
     ) -> ExtractionResult:
-        settings = self.session.extraction
-        identity = self.identity
-        session = session or identity.session or "session"
+        session = session or self.identity.session or "session"
         turns = parse_messages(messages, session=session)
-        chosen = resolve_steps(steps, settings.steps)
-        extractor = extractor or settings.extractor
-        namespace = identity.namespace(scope)  # refuse a missing grant before any work
-        origin = self.origin if self.origin != "memory.api" else "memory.set_from_messages"
-        writer = _StepWriter(self.session, dataclasses.replace(identity, session=session, model=extractor.name), origin)
+        chosen = resolve_steps(steps, self.session.extraction.steps)
+        self.identity.namespace(scope)  # refuse a missing grant before any work
+        when = parse_instant(session_date, "session_date")
+        state = ExtractionState(turns, session, when, compaction_generation=compaction_generation)
+        return self._run(state, scope=scope, steps=chosen, extractor=extractor, dry_run=dry_run)
+
+    def consolidate(self, batch: HarvestBatch, *, scope: str | Scope) -> ExtractionResult:
+        """Extract a harvested batch (its turns read after its context) with the consolidation steps."""
         state = ExtractionState(
-            turns, session, parse_instant(session_date, "session_date"), compaction_generation=compaction_generation
+            batch.turns,
+            batch.session,
+            None,
+            compaction_generation=max(batch.generations.values(), default=None),
+            context=batch.context,
+            generations=dict(batch.generations),
         )
-        run_steps(state, StepContext(writer, extractor, namespace.scope, dry_run), chosen)
+        chosen = resolve_steps(CONSOLIDATION_STEPS, self.session.extraction.steps)
+        return self._run(state, scope=scope, steps=chosen, extractor=None, dry_run=False)
+
+    def _run(
+        self,
+        state: ExtractionState,
+        *,
+        scope: str | Scope,
+        steps: list[tuple[str, Step]],
+        extractor: Extractor | None,
+        dry_run: bool,
+    ) -> ExtractionResult:
+        extractor = extractor or self.session.extraction.extractor
+        namespace = self.identity.namespace(scope)
+        origin = self.origin if self.origin != "memory.api" else "memory.set_from_messages"
+        session = state.session
+        writer = _StepWriter(
+            self.session, dataclasses.replace(self.identity, session=session, model=extractor.name), origin
+        )
+        run_steps(state, StepContext(writer, extractor, namespace.scope, dry_run), steps)
         written = state.written.written if state.written else ()
         fact_keys = tuple(sorted({r.key for r in written if not r.key.startswith(("evidence:", "chunk:"))}))
         evidence = len({r.key for r in written if r.key.startswith("evidence:")})
@@ -88,7 +115,7 @@ class ExtractionService(RunService):
         return ExtractionResult(
             session,
             extractor.name,
-            tuple(n for n, _ in chosen),
+            tuple(n for n, _ in steps),
             extracted,
             fact_keys,
             {k: tuple(v) for k, v in state.dropped.items()},
@@ -148,7 +175,9 @@ class ExtractionService(RunService):
         )
 
 
-Handler = Callable[[Session, QueueRow], dict[str, Any]]
+# A handler runs one batch of claimed jobs (``services.harvest.claimed_batches``) and returns the
+# result every job of it is completed with.
+Handler = Callable[[Session, Sequence[QueueRow]], dict[str, Any]]
 
 
 def _job_identity(body: Any, fields: Sequence[str]) -> Identity:
@@ -163,7 +192,8 @@ def _job_identity(body: Any, fields: Sequence[str]) -> Identity:
     raise InvalidInput(f"the queued job's payload is malformed (no {', '.join(missing)})", field="payload")
 
 
-def run_extract_job(session: Session, row: QueueRow) -> dict[str, Any]:
+def run_extract_job(session: Session, rows: Sequence[QueueRow]) -> dict[str, Any]:
+    [row] = rows  # a queued extraction is a batch of its own
     body = row.payload
     identity = _job_identity(body, ("identity", "messages", "session", "session_date"))
     tool = ExtractionService(session, identity, "worker:extraction")
@@ -180,24 +210,21 @@ def run_extract_job(session: Session, row: QueueRow) -> dict[str, Any]:
     return result.to_dict()
 
 
-def run_harvest_job(session: Session, row: QueueRow) -> dict[str, Any]:
-    """Consolidate one banked span: extract the whole batch, place, write durable facts."""
-    body = check_harvest_payload(row.payload)
-    tool = ExtractionService(session, _job_identity(body, ()), "worker:consolidation")
-    result = tool.set_from_messages(
-        body["messages"],
-        session=body["session"],
-        session_date=None,
-        scope=row.namespace.scope,
-        steps=CONSOLIDATION_STEPS,
-        extractor=None,
-        compaction_generation=body["generation"],
-        dry_run=False,
+def run_harvest_batch(session: Session, rows: Sequence[QueueRow]) -> dict[str, Any]:
+    """Consolidate banked spans of one session: extract them as one batch, read after the spans
+    banked before them, place, and write durable facts."""
+    batch = read_batch(session, rows)
+    identity = _job_identity(check_harvest_payload(rows[0].payload), ())
+    result = ExtractionService(session, identity, "worker:consolidation").consolidate(
+        batch, scope=rows[0].namespace.scope
     )
-    return {**result.to_dict(), "boundary": body["boundary"]}
+    spans = [
+        {"queue_id": r.queue_id, "generation": r.payload["generation"], "boundary": r.payload["boundary"]} for r in rows
+    ]
+    return {**result.to_dict(), "spans": spans, "context_turns": len(batch.context)}
 
 
-HANDLERS: dict[str, Handler] = {"extract": run_extract_job, "harvest": run_harvest_job}
+HANDLERS: dict[str, Handler] = {"extract": run_extract_job, "harvest": run_harvest_batch}
 
 
 class ExtractionWorker:
@@ -218,25 +245,30 @@ class ExtractionWorker:
         )
 
     def run(self, *, worker: str, limit: int, lease_s: float, kinds: Sequence[str]) -> dict[str, int]:
-        """Lease up to ``limit`` due jobs and run each; returns counts by outcome."""
+        """Lease up to ``limit`` due jobs and run them, batch by batch; returns counts by outcome
+        (each job of a batch counted)."""
         queue, clock = self.session.queue, self.session.clock
         counts = {"done": 0, "failed": 0, "waiting": 0, "lease_lost": 0, "claimed": 0}
-        for row in queue.claim(worker, clock.now(), lease_s=lease_s, limit=limit, kinds=kinds):
-            counts["claimed"] += 1
+        claimed = queue.claim(worker, clock.now(), lease_s=lease_s, limit=limit, kinds=kinds)
+        for batch in claimed_batches(claimed):
+            counts["claimed"] += len(batch)
             try:
-                result = self.handlers[row.kind](self.session, row)
+                result = self.handlers[batch[0].kind](self.session, batch)
             except LLMUnavailable as exc:
-                kept = queue.fail(row.queue_id, worker, clock.now(), exc.message, spent=exc.reached)
+                end = dict(error=exc.message, spent=exc.reached)
                 outcome = "waiting"
             except (LLMRefused, LLMMalformed, InvalidInput) as exc:
-                error = f"{exc.code}: {exc.message}"
-                kept = queue.fail(row.queue_id, worker, clock.now(), error, spent=True, permanent=True)
+                end = dict(error=f"{exc.code}: {exc.message}", spent=True, permanent=True)
                 outcome = "failed"
             except MemcoreError as exc:
-                kept = queue.fail(row.queue_id, worker, clock.now(), f"{exc.code}: {exc.message}", spent=True)
+                end = dict(error=f"{exc.code}: {exc.message}", spent=True)
                 outcome = "waiting"
             else:
-                kept = queue.complete(row.queue_id, worker, clock.now(), result)
-                outcome = "done"
-            counts[outcome if kept else "lease_lost"] += 1
+                end, outcome = {}, "done"
+            for row in batch:  # one outcome for the batch: its facts were written, or none were
+                if outcome == "done":
+                    kept = queue.complete(row.queue_id, worker, clock.now(), result)
+                else:
+                    kept = queue.fail(row.queue_id, worker, clock.now(), **end)
+                counts[outcome if kept else "lease_lost"] += 1
         return counts

@@ -3,8 +3,9 @@
 import json
 
 from corpora.coref import CorefItem, synthetic_items
-from evals.coref import compare, outcome
+from evals.coref import compare, outcome, outcomes
 from evals.observations import run as observation_run
+from memory_core.extraction.harvest import CONTEXT_CHARS
 
 
 def test_per_span_sees_only_the_mention_turn_and_whole_batch_sees_the_dialog():
@@ -25,6 +26,16 @@ def test_per_span_sees_only_the_mention_turn_and_whole_batch_sees_the_dialog():
     row = compare([item, item])
     assert row["per_span"]["accuracy"] == 0 and row["whole_batch"]["accuracy"] == 1
     assert (row["batch_only_right"], row["span_only_right"]) == (2, 0) and row["mcnemar_p"] == 0.5
+
+
+def test_whole_batch_reads_what_the_consolidator_hands_over_not_the_whole_dialog():
+    # The consolidator reads a span after about CONTEXT_CHARS of the session's earlier turns: a
+    # name further back than that is out of the whole-batch arm's reach too.
+    far = "and then we talked about the weather for a while " * (CONTEXT_CHARS // 40)
+    near = ("Play Billie Jean by Michael Jackson .", "Show me a live version that he moonwalks on .")
+    reached = CorefItem("t", "d2", near, "he", 28, ("Michael Jackson",))
+    beyond = CorefItem("t", "d3", (near[0], far, near[1]), "he", 28, ("Michael Jackson",))
+    assert outcomes([reached, beyond], "whole_batch") == [True, False]
 
 
 def test_the_synthetic_corpus_knows_its_answers():

@@ -267,6 +267,18 @@ class DuckDBQueue:
             )
         ]
 
+    def earlier_spans(
+        self, namespace: Namespace, session: str, *, generation: int, banked_at: datetime, limit: int
+    ) -> list[QueueRow]:
+        gen = "TRY_CAST(json_extract(payload, '$.generation') AS BIGINT)"
+        rows = self._db.rows(
+            f"SELECT {', '.join(_COLS)} FROM extraction_queue WHERE {NS_WHERE} AND kind = 'harvest' "
+            f"AND json_extract_string(payload, '$.session') = ? AND ({gen} < ? OR ({gen} = ? AND created_at < ?)) "
+            f"ORDER BY {gen} DESC, created_at DESC, queue_id DESC LIMIT ?",
+            [*ns_params(namespace), session, generation, generation, banked_at, limit],
+        )
+        return [_row(r) for r in reversed(rows)]
+
     def queue_backlog(self) -> dict[str, int]:
         """Jobs waiting across the home, by kind and status (what a sensor looks at)."""
         rows = self._db.rows("SELECT kind, status, count(*) FROM extraction_queue GROUP BY 1, 2", [])
