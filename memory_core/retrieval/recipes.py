@@ -41,6 +41,9 @@ class Recipe:
     reinforcement_prior: float = 0.0  # a row restated n times gains up to weight (saturating)
     source_prior: float = 0.0  # a row of a less trusted source class (derived, imported, ...) loses up to weight
     recency_prior: float = 0.0  # a query asking for the latest: newer candidates gain up to weight
+    # a row callers said was useful gains up to weight, one they rejected loses up to it (the usage
+    # fold's totals, read from the store for the pooled candidates: retrieval.usage)
+    usage_prior: float = 0.0
     prior_cap: float = 0.0  # 0: the group is bounded by its weights alone
     # zscore: read the stored vector of a candidate only the lexical leg found, for its exact
     # cosine (else it gets the lowest cosine the vector leg returned)
@@ -68,6 +71,7 @@ class Recipe:
             "reinforcement_prior": self.reinforcement_prior,
             "source_prior": self.source_prior,
             "recency_prior": self.recency_prior,
+            "usage_prior": self.usage_prior,
             "prior_cap": self.prior_cap,
             "exact_cosine": self.exact_cosine,
         }
@@ -110,6 +114,29 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                     "reinforcement_prior": 0.15,
                     "source_prior": 0.2,
                     "recency_prior": 0.25,
+                    "prior_cap": 0.5,
+                },
+                vector=0.5,
+                bm25=0.5,
+                key=5.0,
+                graph=1.0,
+            ),
+            # hybrid_session with the usage prior in its capped correctness group: what callers
+            # found useful before lifts a near-tie (measured in docs/benchmarks.md, 2026-12-03).
+            _recipe(
+                "hybrid_usage",
+                ("vector", "bm25", "key", "graph"),
+                {
+                    "fusion": "zscore",
+                    "pool": 200,
+                    "date_prior": 2.0,
+                    "subject_prior": 0.5,
+                    "session_prior": 0.45,
+                    "confidence_prior": 0.3,
+                    "reinforcement_prior": 0.15,
+                    "source_prior": 0.2,
+                    "recency_prior": 0.25,
+                    "usage_prior": 0.25,
                     "prior_cap": 0.5,
                 },
                 vector=0.5,

@@ -1,5 +1,6 @@
 """Priors read from each candidate's own row: its session's standing, and the correctness group
-(confidence, reinforcement, source trust, recency). Pure functions over the pooled candidates.
+(confidence, reinforcement, source trust, recency, and usage where a recipe weighs it). Pure
+functions over the pooled candidates.
 
 Like the query priors (``retrieval.priors``), each is an additive term on the fused score of rows
 the legs already found; none brings in a row. Each is bounded by its recipe: the session term by
@@ -17,6 +18,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .recipes import Recipe
+from .usage import usage_signal
 
 # How much less a row of each source class is trusted than what its writer stated (-1 … 0).
 SOURCE_TRUST: Mapping[str, float] = {"stated": 0.0, "derived": -0.5, "imported": -0.5, "external": -1.0}
@@ -106,6 +108,10 @@ def correctness_terms(rows: Sequence[Mapping[str, Any]], recipe: Recipe, query: 
     if recipe.recency_prior and asks_recent(query):
         times = [r.get("observed_at") if r.get("observed_at") is not None else r.get("valid_at") for r in rows]
         terms["recency_prior"] = recipe.recency_prior * recency_signals(times)
+    if recipe.usage_prior:  # the usage fold's totals, put on each row by the search (usage_recalls, ...)
+        terms["usage_prior"] = recipe.usage_prior * np.array(
+            [usage_signal(r.get("usage_recalls"), r.get("usage_negative")) for r in rows]
+        )
     terms = {name: values for name, values in terms.items() if values.any()}
     if not terms or not recipe.prior_cap:
         return terms

@@ -43,7 +43,8 @@ from ..retrieval.traces import SearchTrace
 from ..retrieval.types import Hit, SearchRequest, SearchResult
 from ..session import RunService
 from ..session.search_memo import KEPT_FOR, KeptSearch
-from .search_legs import fact_legs_of, run_legs
+from ..session.usage import record_exposures
+from .search_legs import UsageTotals, attach_usage, fact_legs_of, run_legs, usage_of
 
 
 def complete(
@@ -108,10 +109,12 @@ def run_search(
     calibration: Calibration | None = None,
     abstain_below: float | None = None,
     fact_legs: Mapping[str, Mapping[str, float]] | None = None,
+    usage: UsageTotals | None = None,
 ) -> Searched:
     """One search of ``namespace`` on the index as it stands (the caller flushed what it queued).
     With a ``calibration`` each hit carries its P(relevant), and a top hit under ``abstain_below``
-    abstains (``low_calibrated_confidence``)."""
+    abstains (``low_calibrated_confidence``). ``usage``: the folded totals the recipe's usage
+    prior reads."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
     the_plan = plan(request, recipe)
@@ -119,6 +122,8 @@ def run_search(
     where = leg_filter(namespace, request, now)
     in_time = time_check(where)
     legs = run_legs(reader, embedder, the_plan, where, timings, leg_check(in_time), fact_legs)
+    if usage is not None:
+        attach_usage(legs, usage, timings)
     fused = fuse(legs, recipe, request)
     if Kind.DOCUMENT in request.sources:
         fused = fold_documents(reader, fused)
@@ -236,6 +241,7 @@ class SearchService(RunService):
             calibration=calibration,
             abstain_below=_abstain_below(session.write_config(namespace.tenant).tenant.abstain_below, calibration),
             fact_legs=fact_legs_of(session, namespace, recipe, request),
+            usage=usage_of(session, namespace, recipe),
         )
         trace_id = session.new_id()
         result = dataclasses.replace(
@@ -243,6 +249,7 @@ class SearchService(RunService):
         )
         kept = KeptSearch(namespace, trace_id, now, request, searched, result, now + KEPT_FOR)
         session.searches.keep(kept, generation)
+        record_exposures(session, namespace, [h.fact_id for h in result.hits], now)  # for the usage fold
         waiting = session.projections.pending_projection_failures(namespace)
         if waiting:
             note = f"{len(waiting)} write(s) in this scope are not in the index yet (recorded for repair)"
@@ -291,6 +298,7 @@ class SearchService(RunService):
                 )
             except (OSError, ValueError) as exc:  # the index version it read is gone (rebuilt)
                 raise CursorNotFound("the index version this search read is gone; search again", cursor=cursor) from exc
+        record_exposures(self.session, namespace, [h.fact_id for h in page.hits], now)
         return dataclasses.replace(
             kept.result,
             hits=page.hits,

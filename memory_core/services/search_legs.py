@@ -137,6 +137,30 @@ def _facts_leg(
     return sorted(rows, key=lambda r: (-r["_score"], r["fact_id"]))
 
 
+UsageTotals = Callable[[Sequence[str]], Mapping[str, tuple[int, int]]]
+
+
+def usage_of(session: Session, namespace: Namespace, recipe: Recipe) -> UsageTotals | None:
+    """What the recipe's usage prior reads: the usage fold's (recalls, negative) of the pooled
+    candidates of ``namespace``, from the store (None when the recipe weighs no usage)."""
+    if not recipe.usage_prior:
+        return None
+    return lambda fact_ids: session.store.usage.totals(namespace, fact_ids)
+
+
+def attach_usage(legs: Mapping[str, Any], usage: UsageTotals, timings: dict[str, float]) -> None:
+    """Put each pooled candidate's folded totals on its rows (``usage_recalls``, ``usage_negative``)
+    for the usage prior to read: one read for every candidate of every leg."""
+    rows = [row for leg, found in legs.items() if not leg.startswith("_") for row in found]
+    if not rows:
+        return
+    started = time.perf_counter()
+    totals = usage(sorted({row["fact_id"] for row in rows}))
+    for row in rows:
+        row["usage_recalls"], row["usage_negative"] = totals.get(row["fact_id"], (0, 0))
+    timings["usage"] = (time.perf_counter() - started) * 1000
+
+
 def fact_legs_of(
     session: Session, namespace: Namespace, recipe: Recipe, request: SearchRequest
 ) -> dict[str, dict[str, float]]:

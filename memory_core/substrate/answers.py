@@ -74,6 +74,9 @@ class ContextAnswer:
     shadowed: dict[str, str]  # a broader item's ref -> the narrower one of the same key that hid it
     receipt: Receipt
     interaction_id: str
+    # The caller's structured profile, packed first when a worn lens admits it and it fits; its
+    # ``why`` marks it derived and says whether it is stale (docs/workers.md, structured_profile).
+    profile: ViewItem | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from typing import Sequence
 from ...identity import Namespace
 from ...model import FactVersion
 from .connection import DuckDBConnection, StoreCache, ns_of
+from .schema import utc
 
 
 class DuckDBProjections:
@@ -56,6 +57,13 @@ class DuckDBProjections:
         if namespace is not None:
             return list(failures.get(namespace, ()))
         return sorted(f for ids in failures.values() for f in ids)
+
+    def failure_attempts(self) -> dict[str, tuple[int, datetime]]:
+        rows = self._db.rows(
+            "SELECT fact_id, count(*), max(failed_at) FROM projection_failures WHERE resolved_at IS NULL "
+            "GROUP BY fact_id"
+        )
+        return {fact_id: (int(n), utc(last)) for fact_id, n, last in rows}
 
     def _load_failures(self) -> dict[Namespace, list[str]]:
         rows = self._db.rows(

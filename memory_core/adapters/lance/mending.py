@@ -19,6 +19,9 @@ from .rows import index_table, schema
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
+# Failed embedder calls one ``fill`` makes at most: enough to single out a few refused values in a
+# batch (about log2(batch) each), few enough that an embedder down costs a bounded wait.
+FILL_FAILED_CALLS = 16
 Indexable = Callable[[FactVersion], bool]
 
 
@@ -62,6 +65,60 @@ class IndexMending:
         if mended:
             log.info("index repair mended %d facts (%d recorded failures)", mended, len(pending))
         return mended
+
+    def fill(self, fact_ids: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+        """Re-project these facts alone (the embedding worker's bounded batch): each indexable one
+        written anew with a fresh vector, the rest dropped. A fact whose vector cannot be made is
+        recorded as a failed projection and the others are written all the same; the recorded
+        failures of those written are resolved. Returns the facts written or dropped, and why each
+        failed one failed (a fact in neither was not tried: the embedder failed too often)."""
+        with self.versions.locked():
+            self.flush()
+            states = self.versions.latest_states(list(fact_ids))
+            keep = [s for s in states if self.indexable(s)]
+            gone = sorted(set(fact_ids) - {s.fact_id for s in keep})  # not served, or unknown to the log
+            done, vectors, failed = self._embed_apart(keep, [FILL_FAILED_CALLS])
+            try:
+                # Their rows dropped first: a merge into a fact held twice would keep both rows.
+                self.index.delete_facts(sorted({*gone, *(s.fact_id for s in done)}))
+                if done:
+                    self.index.upsert(index_table(done, vectors, self.index.dim))
+            except Exception as exc:  # noqa: BLE001 - like any index write: recorded for repair
+                failed.update((s.fact_id, _why(exc)) for s in done)
+                done = []
+            now = self.clock.now()
+            by_error: dict[str, list[FactVersion]] = {}
+            for state in keep:
+                if state.fact_id in failed:
+                    by_error.setdefault(failed[state.fact_id], []).append(state)
+            for error, failing in by_error.items():
+                self.projections.record_projection_failure(failing, error, now)
+            written = sorted({*gone, *(s.fact_id for s in done)})
+            settled = sorted(set(written) & set(self.projections.pending_projection_failures()))
+            if settled:
+                self.projections.resolve_projection_failures(settled, now)
+        return written, failed
+
+    def _embed_apart(
+        self, states: Sequence[FactVersion], budget: list[int]
+    ) -> tuple[list[FactVersion], np.ndarray, dict[str, str]]:
+        """The states whose vectors were made, those vectors, and why each other one failed: a
+        batch that fails is split in two until the failing facts stand alone, so one value the
+        embedder refuses never holds back the rest (a few calls more per such value). ``budget``
+        (failed calls left) bounds the cost of an embedder that fails every call (a server down):
+        once spent, the states not tried yet are left out, neither written nor failed."""
+        nothing = np.zeros((0, self.index.dim), dtype=np.float32)
+        if not states or budget[0] <= 0:
+            return [], nothing, {}
+        try:
+            return list(states), np.asarray(self._embed_states(states), dtype=np.float32), {}
+        except Exception as exc:  # noqa: BLE001 - whatever the embedder raised, it is this batch's
+            budget[0] -= 1
+            if len(states) == 1:
+                return [], nothing, {states[0].fact_id: _why(exc)}
+        half = len(states) // 2
+        left, right = self._embed_apart(states[:half], budget), self._embed_apart(states[half:], budget)
+        return left[0] + right[0], np.concatenate([left[1], right[1]]), {**left[2], **right[2]}
 
     def reindex(self, *, batch: int = 4096, progress: Progress | None = None) -> int:
         """Rebuild the index from the store's latest fact states."""
@@ -123,6 +180,10 @@ class IndexMending:
 
     def _consistency(self, pending: Sequence[str]) -> IndexConsistency:
         return compare(self.versions.latest_states(), self.index.heads(), self.indexable, pending)
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 def compare(
