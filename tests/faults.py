@@ -83,3 +83,31 @@ class FaultyStore:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+class Killed(Exception):
+    """What a ``FailingCalls`` raises: the process died there (not a typed refusal)."""
+
+
+class FailingCalls:
+    """Any port: the real one, but the call of a named method after ``after`` calls of it raises
+    ``Killed`` (a process killed midway: that call, and so everything after it, never happens).
+
+        store.reflect = FailingCalls(store.inner.reflect, "save", after=3)
+    """
+
+    def __init__(self, inner: Any, method: str, *, after: int) -> None:
+        self._inner, self._method, self.left = inner, method, after
+
+    def __getattr__(self, name: str) -> Any:
+        real = getattr(self._inner, name)
+        if name != self._method:
+            return real
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.left <= 0:
+                raise Killed(f"killed at {name}")
+            self.left -= 1
+            return real(*args, **kwargs)
+
+        return call
