@@ -8,14 +8,16 @@ from pathlib import Path
 import pytest
 
 from memory_core import Memory
+from tests.dreams_home import LOOSE, fill_dreams_home
 from tests.lens_home import fill_lens_home
 from tests.review_home import fill_review_home
 from tools.screenshots import export_notebook, find_chromium, localize, rendered_text, screenshot
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = ["fact_timeline", "eval_report", "review_queue", "lens_explorer"]
+NOTEBOOKS = ["fact_timeline", "eval_report", "review_queue", "lens_explorer", "dreams_review"]
 KEPT = ROOT / ".screenshots"
 LENS_TENANT = "lenses"
+DREAMS_TENANT = "dreams"
 EXTRA_ARGS = {"lens_explorer": ("--tenant", LENS_TENANT)}
 
 
@@ -33,6 +35,9 @@ def fixture_home(tmp_path_factory):
         tool = fill_review_home(memory, clock)
         assert tool.review_queue()
         fill_lens_home(memory, tenant=LENS_TENANT)  # beside the review home's tenant, not in it
+        fill_dreams_home(memory, clock, tenant=DREAMS_TENANT)  # and a tenant that needs every Dreams kind
+        queued = {p.owner_id: len(p.proposals) for p in memory.dream_all(tenant=DREAMS_TENANT, min_cosine=LOOSE)}
+        assert queued["ana"] == 4
     nowhere = tmp_path_factory.mktemp("no-shared")
     coref_run(None, nowhere, home / "reports" / "coref")
     calibration_run(None, nowhere, home / "reports" / "resolver")
@@ -57,6 +62,7 @@ def test_marimo_check_strict_passes(name):
         ("eval_report", ["Evaluation report", "whole-batch", "Conflict resolver calibration"]),
         ("review_queue", ["Review queue", "office-now"]),
         ("lens_explorer", ["Lens explorer", "p95 latency", "verifies", "The contracts"]),
+        ("dreams_review", ["Dreams review", "procedure:build", "consolidated:alps-ana-hiking"]),
     ],
 )
 def test_exports_with_no_cell_error_and_renders_in_chromium(tmp_path, fixture_home, name, expected):
@@ -80,7 +86,7 @@ def test_exports_with_no_cell_error_and_renders_in_chromium(tmp_path, fixture_ho
 
 
 def test_without_a_home_each_notebook_says_where_it_looked(tmp_path):
-    for name in ("fact_timeline", "review_queue", "lens_explorer"):
+    for name in ("fact_timeline", "review_queue", "lens_explorer", "dreams_review"):
         html = tmp_path / f"{name}.html"
         done = export_notebook(name, html, "--home", str(tmp_path / "nowhere"))
         assert done.returncode == 0, done.stdout + done.stderr

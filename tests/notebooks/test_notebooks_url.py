@@ -67,3 +67,9 @@ def test_the_lens_explorer_renders_through_the_service_with_receipts(tmp_path):
             html = exported(tmp_path, "lens_explorer", "--url", server.url, "--key", principal)
     assert "Lens explorer" in html and "Memory service" in html
     assert "p95 latency" in html and "verifies" in html and "does not verify" not in html
+
+
+def test_the_dreams_review_says_it_reads_the_home_itself(tmp_path, service):
+    url, admin, _ = service
+    html = exported(tmp_path, "dreams_review", "--url", url, "--key", admin)
+    assert "Dreams review reads the home itself" in html and "no Dreams" in html
