@@ -4,13 +4,16 @@ import dagster as dg
 
 from memory_core.environment import resolve_service
 
+from .compounding import consolidation
 from .conversations import conversation_corpus, conversation_extraction
 from .documents import guide_documents
+from .dreams import dreams_pass
 from .evals import coref_mcnemar, extraction_observation_recall, locomo_recall, resolver_calibration
 from .extraction import extraction_queue_drain
 from .jobs import JOBS
 from .maintenance import expiry_sweep, index_maintenance, projection_repair, resolver_pass, webhook_delivery
 from .placement import placed_facts, placement_as_constructed, placement_corpus
+from .reflect import REFLECT
 from .resolver import resolver_demo_statements, resolver_pairs_corpus
 from .resources import EmbedderResource, LLMResource, MemoryHomeResource
 from .retrieval import index_agrees_with_heads, retrieval_index
@@ -33,6 +36,7 @@ from .timeline import (
     timeline_memory,
     timeline_summary,
 )
+from .workers import WORKER_CHECKS, WORKERS
 
 ASSETS = [
     *SOURCES,
@@ -47,6 +51,8 @@ ASSETS = [
     conversation_corpus,
     conversation_extraction,
     extraction_queue_drain,
+    consolidation,
+    dreams_pass,
     retrieval_index,
     locomo_recall,
     coref_mcnemar,
@@ -58,6 +64,8 @@ ASSETS = [
     projection_repair,
     webhook_delivery,
     tenant_report,
+    *WORKERS,
+    *REFLECT,
 ]
 CHECKS = [
     no_overlapping_live_intervals,
@@ -67,6 +75,7 @@ CHECKS = [
     placement_as_constructed,
     no_row_across_tenants,
     every_table_classified,
+    *WORKER_CHECKS,
 ]
 
 defs = dg.Definitions(

@@ -153,6 +153,12 @@ class LLMResource(dg.ConfigurableResource):
 
         return RuleJudge() if self.offline else LLMJudge(self._chat())
 
+    def merger(self):
+        from memory_core.adapters.llm.merger import LLMMerger
+        from memory_core.consolidation import RuleMerger
+
+        return RuleMerger() if self.offline else LLMMerger(self._chat())
+
 
 class HomeOps(Protocol):
     """What the maintenance assets and the sensors do to a home: the same calls on a home opened
@@ -181,6 +187,26 @@ class HomeOps(Protocol):
     def deliver_webhooks(self) -> dict[str, int]: ...
 
     def webhook_backlog(self) -> int: ...
+
+    # The background workers (``workers``): apply=False reports what a run would do.
+    def reconcile_orphan_vectors(self, *, apply: bool) -> dict[str, Any]: ...
+
+    def sweep_sensitivity(self, *, apply: bool) -> dict[str, Any]: ...
+
+    def recalibrate(self, *, apply: bool) -> list[dict[str, Any]]: ...
+
+    def detect_communities(self, *, apply: bool) -> dict[str, Any]: ...
+
+    def build_profiles(self, *, apply: bool) -> dict[str, Any]: ...
+
+    def fold_usage(self, *, apply: bool) -> dict[str, Any]: ...
+
+    def fill_embeddings(self, *, apply: bool, limit: int, max_attempts: int) -> dict[str, Any]: ...
+
+    # Dreams (``dreams``): one pass per namespace, each as ``DreamPass.to_dict()``; proposals only.
+    def dream(
+        self, *, tenant: str | None, window_days: int, stale_days: int, min_cosine: float
+    ) -> list[dict[str, Any]]: ...
 
 
 # A job's pass is bounded: at most 20 POSTs of at most 2 s each, four webhooks at a time; the
@@ -232,6 +258,35 @@ class LocalHome:
         heads = self.memory.store.webhooks.heads()
         return sum(1 for h in heads if is_due(h["outcome"], h["next_attempt_at"], now))
 
+    def reconcile_orphan_vectors(self, *, apply: bool) -> dict[str, Any]:
+        return self.memory.reconcile_orphan_vectors(apply=apply)
+
+    def sweep_sensitivity(self, *, apply: bool) -> dict[str, Any]:
+        return self.memory.sweep_sensitivity(apply=apply)
+
+    def recalibrate(self, *, apply: bool) -> list[dict[str, Any]]:
+        return self.memory.recalibrate(apply=apply)
+
+    def detect_communities(self, *, apply: bool) -> dict[str, Any]:
+        return self.memory.detect_communities(apply=apply)
+
+    def build_profiles(self, *, apply: bool) -> dict[str, Any]:
+        return self.memory.build_profiles(apply=apply)
+
+    def fold_usage(self, *, apply: bool) -> dict[str, Any]:
+        return self.memory.fold_usage(apply=apply)
+
+    def fill_embeddings(self, *, apply: bool, limit: int, max_attempts: int) -> dict[str, Any]:
+        return self.memory.fill_embeddings(apply=apply, limit=limit, max_attempts=max_attempts)
+
+    def dream(
+        self, *, tenant: str | None, window_days: int, stale_days: int, min_cosine: float
+    ) -> list[dict[str, Any]]:
+        passes = self.memory.dream_all(
+            tenant=tenant, window_days=window_days, stale_days=stale_days, min_cosine=min_cosine
+        )
+        return [p.to_dict() for p in passes]
+
 
 class ServedHome:
     """``HomeOps`` through a memory service's admin routes (an admin key)."""
@@ -282,3 +337,37 @@ class ServedHome:
     def webhook_backlog(self) -> int:
         """None to launch a run for: the service's own worker delivers."""
         return 0
+
+    def reconcile_orphan_vectors(self, *, apply: bool) -> dict[str, Any]:
+        return self.remote.reconcile_orphan_vectors(apply=apply)
+
+    def sweep_sensitivity(self, *, apply: bool) -> dict[str, Any]:
+        return self.remote.sweep_sensitivity(apply=apply)
+
+    def recalibrate(self, *, apply: bool) -> list[dict[str, Any]]:
+        """Measured with the service's own embedder (the one its writes are judged with)."""
+        return self.remote.recalibrate(apply=apply)
+
+    def detect_communities(self, *, apply: bool) -> dict[str, Any]:
+        return self.remote.detect_communities(apply=apply)
+
+    def build_profiles(self, *, apply: bool) -> dict[str, Any]:
+        return self.remote.build_profiles(apply=apply)
+
+    def fold_usage(self, *, apply: bool) -> dict[str, Any]:
+        """The service's own searches' exposures are folded too (it flushes them first)."""
+        return self.remote.fold_usage(apply=apply)
+
+    def fill_embeddings(self, *, apply: bool, limit: int, max_attempts: int) -> dict[str, Any]:
+        """With the service's own embedder (the one its index was built with)."""
+        return self.remote.fill_embeddings(apply=apply, limit=limit, max_attempts=max_attempts)
+
+    def dream(
+        self, *, tenant: str | None, window_days: int, stale_days: int, min_cosine: float
+    ) -> list[dict[str, Any]]:
+        """Not offered yet: the service has no admin route that passes over every namespace."""
+        raise dg.Failure(
+            description=f"a Dreams pass over every namespace runs where the home is opened: {self.where} "
+            "has no Dreams admin route yet. Run the dreams_pass asset with memory_home.home set (no url), or "
+            "call MemoryTool.dream per namespace through the service"
+        )

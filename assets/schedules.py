@@ -6,12 +6,22 @@ No `from __future__ import annotations` here: Dagster reads resource types from 
 import dagster as dg
 
 from .jobs import (
+    consolidation_job,
+    dreams_job,
+    embedding_worker_job,
+    entity_communities_job,
     expiry_sweep_job,
     extraction_job,
     index_maintenance_job,
+    orphan_vector_reconcile_job,
     projection_repair_job,
+    recalibration_job,
+    reflect_job,
     resolver_job,
+    sensitivity_sweep_job,
+    structured_profile_job,
     tenant_report_job,
+    usage_fold_job,
     webhook_delivery_job,
 )
 from .resources import MemoryHomeResource
@@ -25,6 +35,20 @@ pipeline_automation = dg.AutomationConditionSensorDefinition(
     target=dg.AssetSelection.assets(retrieval_index),
     description="Rebuilds the retrieval index after the tables it is built from change (its eager condition).",
 )
+
+
+@dg.schedule(
+    job=reflect_job,
+    cron_schedule="40 * * * *",
+    description="Digest what each tenant captured, said and decided since the last run (one run per tenant "
+    "partition; the tenant sensor registers them).",
+)
+def hourly_reflect(context: dg.ScheduleEvaluationContext):
+    known = context.instance.get_dynamic_partitions(tenants.name)
+    if not known:
+        return dg.SkipReason("no tenant partition yet: the tenant sensor registers them")
+    return [dg.RunRequest(partition_key=tenant) for tenant in known]
+
 
 SCHEDULES = (
     dg.ScheduleDefinition(
@@ -53,10 +77,61 @@ SCHEDULES = (
     ),
     dg.ScheduleDefinition(
         name="nightly_consolidation",
-        job=extraction_job,
+        job=consolidation_job,
         cron_schedule="15 3 * * *",
-        description="Consolidate what the day banked: harvested spans and queued extractions left due.",
+        description="Consolidate what the day banked (harvested spans, queued extractions left due), then "
+        "merge each namespace's similar facts into summaries.",
     ),
+    dg.ScheduleDefinition(
+        name="nightly_orphan_vector_reconcile",
+        job=orphan_vector_reconcile_job,
+        cron_schedule="45 2 * * *",
+        description="Drop index rows of facts the store no longer serves (after the index maintenance).",
+    ),
+    dg.ScheduleDefinition(
+        name="hourly_sensitivity_sweep",
+        job=sensitivity_sweep_job,
+        cron_schedule="35 * * * *",
+        description="Relabel facts stored under a lower sensitivity than detection says.",
+    ),
+    dg.ScheduleDefinition(
+        name="weekly_recalibration",
+        job=recalibration_job,
+        cron_schedule="0 4 * * 0",
+        description="Measure the embedder's cosines on the home's facts; keep each tenant's conflict threshold.",
+    ),
+    dg.ScheduleDefinition(
+        name="nightly_entity_communities",
+        job=entity_communities_job,
+        cron_schedule="0 5 * * *",
+        description="Recompute entity communities where the graph changed since the last run.",
+    ),
+    dg.ScheduleDefinition(
+        name="hourly_structured_profile",
+        job=structured_profile_job,
+        cron_schedule="50 * * * *",
+        description="Rebuild the structured profiles whose sources or schema changed since they were built.",
+    ),
+    dg.ScheduleDefinition(
+        name="hourly_usage_fold",
+        job=usage_fold_job,
+        cron_schedule="25 * * * *",
+        description="Fold the hour's exposures and retrieval feedback into per-fact usage totals.",
+    ),
+    dg.ScheduleDefinition(
+        name="embedding_worker_every_30_minutes",
+        job=embedding_worker_job,
+        cron_schedule="10,40 * * * *",
+        description="Write a bounded batch of the facts whose vector is missing or stale (failures fail alone).",
+    ),
+    dg.ScheduleDefinition(
+        name="nightly_dreams",
+        job=dreams_job,
+        cron_schedule="30 4 * * *",
+        description="Dreams: after the night's consolidation, queue proposals (merge, retire, age out, procedure) "
+        "from each namespace's last week for a reviewer; memory changes only when one is approved.",
+    ),
+    hourly_reflect,
 )
 
 

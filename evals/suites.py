@@ -109,6 +109,21 @@ def _locomo_qa(request: EvalRequest) -> Result:
     return doc, "\n".join(lines + [f"report: {doc['report']}"])
 
 
+def _consolidation(request: EvalRequest) -> Result:
+    from .consolidation import line, run
+
+    doc = run(
+        request.data,
+        request.shared,
+        request.out,
+        request.models,
+        embedder=request.embedder,
+        limit=request.limit,
+        progress=request.progress,
+    )
+    return doc, line(doc) + f"\nreport: {doc['report']}"
+
+
 def _pct(metric: dict[str, Any]) -> str:
     return "  —  " if metric.get("mean") is None else f"{metric['mean']:5.1f}"
 
@@ -117,4 +132,5 @@ LOCOMO = Suite("locomo", "retrieval recall@k on LoCoMo", _locomo)
 LOCOMO_QA = Suite("locomo-qa", "LoCoMo answers through ask, LLM-judged, with F1 and EM", _locomo_qa)
 COREF = Suite("coref", "per-span vs whole-batch extraction (MuDoCo and synthetic, McNemar)", _coref)
 OBSERVATIONS = Suite("observations", "extraction recall against LoCoMo observations", _observations)
+CONSOLIDATION = Suite("consolidation", "LoCoMo live rows and recall@10 before and after consolidation", _consolidation)
 RESOLVER = Suite("resolver", "the conflict resolver's calibration on labelled pairs", _resolver)

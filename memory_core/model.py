@@ -73,6 +73,7 @@ class Op(str, Enum):
     FLAG = "flag"  # conflict marks set on a peer by another key's write
     EXPIRE = "expire"  # the expiry sweep applied on_expire
     ROLLBACK = "rollback"  # a key put back to the state it had at an earlier instant
+    RELABEL = "relabel"  # the sensitivity sweep raised a stored tier to what detection says
 
 
 @dataclass(frozen=True, slots=True)

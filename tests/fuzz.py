@@ -24,6 +24,10 @@ from memory_core.resolver.actions import ResolverSettings
 from memory_core.resolver.judge import RuleJudge
 from memory_core.retrieval.calibration import Calibration
 from memory_core.webhooks import DeliveryPolicy
+from tests.fuzz_compounding import COMPOUNDING_ARGS
+from tests.fuzz_dreams import DREAMS_ARGS
+from tests.fuzz_profiles import PROFILE_ARGS
+from tests.fuzz_reflect import REFLECT_ARGS
 from tests.fuzz_remember import REMEMBER_ARGS
 from tests.fuzz_values import (
     ANY_TEXT,
@@ -273,6 +277,10 @@ ARGS: dict[Any, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "state": (st.just(FromStore("state")), st.just({"key": "k1"})),
     "progress": (st.one_of(st.none(), st.just(lambda done, total: None)), st.just(5)),
     **REMEMBER_ARGS,
+    **COMPOUNDING_ARGS,
+    **DREAMS_ARGS,
+    **PROFILE_ARGS,
+    **REFLECT_ARGS,
 }
 
 

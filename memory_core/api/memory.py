@@ -42,8 +42,9 @@ from ..services.maintenance import ExpiryService
 from ..services.resolver import ResolverService
 from ..session import Session
 from ..session.core import IndexPorts
+from ..session.usage import flush_exposures
 from ..write.tenant_config import WriteConfig
-from . import memory_admin
+from . import compounding, dreams, memory_admin, memory_workers, profiles, reflect_ops
 from .tool import MemoryTool
 from .validate import MEMORY_RULES, guard_ops
 
@@ -288,6 +289,21 @@ class Memory:
     webhooks = memory_admin.webhooks
     deliver_webhooks = memory_admin.deliver_webhooks
     webhook_deliveries = memory_admin.webhook_deliveries
+    consolidate_all = compounding.consolidate_all
+    dream_all = dreams.dream_all
+    reflect = reflect_ops.reflect  # the reflect pipeline (docs/reflect.md)
+    reflect_phase = reflect_ops.reflect_phase
+    reflect_state = reflect_ops.reflect_state
+
+    # -- background workers (api/memory_workers.py, docs/workers.md) ---------------------------
+
+    reconcile_orphan_vectors = memory_workers.reconcile_orphan_vectors
+    sweep_sensitivity = memory_workers.sweep_sensitivity
+    recalibrate = memory_workers.recalibrate
+    detect_communities = memory_workers.detect_communities
+    fold_usage = memory_workers.fold_usage
+    fill_embeddings = memory_workers.fill_embeddings
+    build_profiles = profiles.build_profiles  # structured profiles (api/profiles.py)
 
     def for_run(self, identity: Identity, *, origin: str = "memory.api") -> "MemoryTool":
         return MemoryTool(self, identity, origin)
@@ -312,6 +328,7 @@ class Memory:
             index = self.session.built_index
             if index is not None:
                 index.flush()
+            flush_exposures(self.session)  # what searches showed, for the usage fold
         finally:
             sql = self.session.built_sql
             if sql is not None:

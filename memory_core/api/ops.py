@@ -12,7 +12,7 @@ from typing import Any
 from .tool import MemoryTool
 
 # Arguments that are Python objects, not data: only an in-process tool takes them.
-LOCAL_ONLY = frozenset({"extractor"})
+LOCAL_ONLY = frozenset({"extractor", "merger"})
 
 # Ops that change nothing (a dry run aside): the service may answer them while it drains.
 READ_OPS = frozenset(
@@ -32,6 +32,7 @@ READ_OPS = frozenset(
         "extraction_status",
         "extraction_queue_status",
         "review_queue",
+        "dream_proposals",
         "ontology_get",
         "placement",
         "place_fact",
@@ -43,6 +44,10 @@ READ_OPS = frozenset(
         "events",
         "receipt_keys",
         "verify_receipt",
+        "consolidation_runs",
+        "lineage",
+        "profile_schema",
+        "profile",
     }
 )
 

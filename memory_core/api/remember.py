@@ -227,12 +227,16 @@ def get_context(
     """Lessons and precedent for a frame (and a query) within ``token_budget``: filtered by the
     lenses and scopes (narrowest first), ranked by priority × recency × tag match × value per
     token (each item says why), then re-queried from what it surfaced (up to ``passes``);
-    ``include_index`` adds a line per matching item that did not fit. With a signed receipt."""
+    ``include_index`` adds a line per matching item that did not fit. Your structured profile,
+    when a worn lens admits memory type ``profile``, is packed first as ``profile`` (marked
+    derived, and stale when its facts changed since it was built). With a signed receipt."""
     return self._bound(ContextService).get_context(lenses, frame_id, scopes, token_budget, query, passes, include_index)
 
 
 def retrieval_feedback(self, interaction_id: str, ref: str, verdict: str) -> Feedback:
-    """Say whether a ref a view or a context of yours surfaced was ``useful`` or ``not_useful``."""
+    """Say whether a ref a view or a context of yours surfaced was ``useful`` or ``not_useful``; or,
+    with a recall's or search's ``trace_id`` as ``interaction_id``, one of its hits (``note:<fact_id>``,
+    while the search is kept). The usage fold counts it (docs/workers.md)."""
     return self._bound(ContextService).feedback(interaction_id, ref, verdict)
 
 

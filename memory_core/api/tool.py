@@ -7,13 +7,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable, Sequence, TypeVar
 
 from ..documents import Document, DocumentSummary
-from ..extraction.model import Extractor
-from ..extraction.result import ExtractionResult
 from ..graph.answers import GraphFact, GraphRecall
 from ..identity import Identity, Scope
 from ..lifecycle.history import RollbackPlan
 from ..model import FactVersion, Kind, Op, WriteResult
-from ..ports import QueueRow, SqlParams, SqlResult
+from ..ports import SqlParams, SqlResult
 from ..retrieval.answer import Answer
 from ..retrieval.recipes import DEFAULT_RECIPE
 from ..retrieval.traces import SearchTrace
@@ -29,7 +27,7 @@ from ..services.sql import SqlService
 from ..services.writes import WritesService
 from ..temporal import Instant
 from ..write.batch import BulkResult
-from . import remember, settings_ops
+from . import compounding, dreams, extraction_ops, profiles, remember, settings_ops
 from .boundary import own_arguments
 from .validate import TOOL_RULES, guard_ops
 
@@ -297,54 +295,16 @@ class MemoryTool:
     def graph_recall(
         self, entity: str, *, scope: str | Scope = Scope.USER, hops: int = 1, as_of: Instant = None
     ) -> GraphRecall:
-        """What the graph holds around ``entity`` at ``as_of``: every current triple within
-        ``hops`` (1 to 3) of it, the entities reached with their types, and the document chunks
-        filed about them."""
+        """What the graph holds around ``entity`` at ``as_of``: every current triple within ``hops``
+        (1 to 3) of it, the entities reached with their types, and the documents filed about them."""
         return self._graph.graph_recall(entity, scope=scope, hops=hops, as_of=as_of)
 
-    # -- extraction ----------------------------------------------------------------------------
-    def set_from_messages(
-        self,
-        messages: Sequence[dict[str, Any]],
-        *,
-        session: str | None = None,
-        session_date: datetime | str | None = None,
-        scope: str | Scope = Scope.USER,
-        steps: Sequence[str] | None = None,
-        extractor: Extractor | None = None,
-        compaction_generation: int | None = None,
-        dry_run: bool = False,
-    ) -> ExtractionResult:
-        """Extract durable facts from ``messages`` ({role, content, name?, id?, at?}) and write them
-        with the turns read (evidence) and the verbatim windows, in one transaction. Keys name the
-        subject and the attribute (``caroline:lives_in``), so a later statement supersedes."""
-        return self._extraction.set_from_messages(**own_arguments(locals()))
-
-    def enqueue_extraction(
-        self,
-        messages: Sequence[dict[str, Any]],
-        *,
-        session: str | None = None,
-        session_date: datetime | str | None = None,
-        scope: str | Scope = Scope.USER,
-        max_attempts: int = 5,
-    ) -> str:
-        """Queue a transcript for extraction later; returns the queue id."""
-        return self._extraction.enqueue_extraction(**own_arguments(locals()))
-
-    def extraction_status(
-        self, queue_ids: Sequence[str] | None = None, *, scope: str | Scope = Scope.USER
-    ) -> list[QueueRow]:
-        """The caller's own queued jobs (all, or the named ones) in the scope."""
-        return self._extraction.extraction_status(queue_ids, scope=scope)
-
-    def extraction_queue_status(self, *, scope: str | Scope = Scope.USER) -> dict[str, int]:
-        """How many jobs of the scope are pending, running, done and failed."""
-        return self._extraction.extraction_queue_status(scope=scope)
-
-    def retry_extraction(self, queue_ids: Sequence[str] | None = None, *, scope: str | Scope = Scope.USER) -> list[str]:
-        """Put the caller's own failed jobs back in line."""
-        return self._extraction.retry_extraction(queue_ids, scope=scope)
+    # -- extraction (api/extraction_ops.py) -------------------------------------------------------
+    set_from_messages = extraction_ops.set_from_messages
+    enqueue_extraction = extraction_ops.enqueue_extraction
+    extraction_status = extraction_ops.extraction_status
+    extraction_queue_status = extraction_ops.extraction_queue_status
+    retry_extraction = extraction_ops.retry_extraction
 
     # -- review --------------------------------------------------------------------------------
     def review_queue(self, *, scope: str | Scope = Scope.USER) -> list[ReviewItem]:
@@ -390,6 +350,20 @@ class MemoryTool:
     events = remember.events
     receipt_keys = remember.receipt_keys
     verify_receipt = remember.verify_receipt
+    # -- consolidation (api/compounding.py) -------------------------------------------------------
+    consolidate = compounding.consolidate
+    consolidation_undo = compounding.consolidation_undo
+    consolidation_runs = compounding.consolidation_runs
+    lineage = compounding.lineage
+    # -- Dreams: proposals that wait for approval (api/dreams.py) ----------------------------------
+    dream = dreams.dream
+    dream_proposals = dreams.dream_proposals
+    dream_approve = dreams.dream_approve
+    dream_reject = dreams.dream_reject
+    # -- structured profiles (api/profiles.py) -----------------------------------------------------
+    profile_schema_set = profiles.profile_schema_set
+    profile_schema = profiles.profile_schema
+    profile = profiles.profile
 
     def _bound(self, service: type[S]) -> S:
         """A service bound to this run (for the ops listed from sibling modules)."""

@@ -150,7 +150,7 @@ def _named(value: Any, field: str, nullable: bool) -> None:
     """An extractor or a judge: None (the default), or an object with a name and its method."""
     if value is None:
         return
-    method = "extract" if field == "extractor" else "judge"
+    method = {"extractor": "extract", "merger": "merge"}.get(field, "judge")
     if not isinstance(getattr(value, "name", None), str) or not callable(getattr(value, method, None)):
         raise InvalidInput(f"{field} must have a name (a string) and a {method}() method", field=field)
 
@@ -250,6 +250,14 @@ TOOL_RULES: dict[str, Rule] = {
     "session": _text(blank=True),
     "profile_owner": _text(blank=True),
     "extractor": _named,
+    "merger": _named,
+    "min_cosine": _unit,
+    "max_cluster": _integer(2, 1000),
+    "run_id": _text(max_chars=200),
+    "proposal_id": _text(max_chars=64),  # Dreams (api/dreams.py)
+    "window_days": _integer(1, 365),
+    "stale_days": _integer(1, 36_500),
+    "note": _text(blank=True, max_chars=2000),
     # remember (substrate.*: each op's own parser checks what the value means)
     "lens_id": _text(max_chars=64),
     "frame_id": _text(max_chars=64),
@@ -296,6 +304,7 @@ TOOL_RULES: dict[str, Rule] = {
     "preferences": _later,  # substrate.lenses.parse_preferences
     "roster": _later,  # substrate.roster.parse_roster
     "receipt": _later,  # substrate.receipts.parse_receipt
+    "properties": _later,  # profiles.parse_schema: a structured profile's schema
 }
 # Names that are set options in ``set`` and mean something else in another op.
 OP_RULES: dict[tuple[str, str], Rule] = {
@@ -356,8 +365,14 @@ MEMORY_RULES: dict[str, Rule] = {
     "events": _names,
     "secret": _text(max_chars=200),
     "webhook_id": _text(max_chars=200),
+    "apply": _flag,
     "policy": _instance(DeliveryPolicy),
     "transport": _has("post"),
+    "merger": _named,
+    "min_cosine": _unit,
+    "window_days": _integer(1, 365),
+    "stale_days": _integer(1, 36_500),
+    "phase": _text(max_chars=20),  # the reflect phase: ReflectService names the known ones
 }
 
 

@@ -33,6 +33,7 @@ from ..errors import IdentityIncomplete, InternalError, MemcoreError
 from ..identity import Identity
 from . import (
     verbs_ask,
+    verbs_consolidate,
     verbs_documents,
     verbs_erasure,
     verbs_eval,
@@ -59,6 +60,7 @@ VERB_MODULES = (
     verbs_documents,
     verbs_tenant,
     verbs_extract,
+    verbs_consolidate,
     verbs_home,
     verbs_erasure,
     verbs_webhooks,

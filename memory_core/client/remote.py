@@ -152,6 +152,28 @@ class RemoteMemory:
     def verify_audit(self) -> AuditReport:
         return decode(AuditReport, self.call("/v1/admin/verify_audit"))
 
+    # The background workers (docs/workers.md); apply=False reports what a run would do.
+    def reconcile_orphan_vectors(self, *, apply: bool = True) -> dict[str, Any]:
+        return self._admin("reconcile_orphan_vectors", apply=apply)
+
+    def sweep_sensitivity(self, *, apply: bool = True) -> dict[str, Any]:
+        return self._admin("sweep_sensitivity", apply=apply)
+
+    def recalibrate(self, *, apply: bool = True) -> list[dict[str, Any]]:
+        return self._admin("recalibrate", apply=apply)
+
+    def detect_communities(self, *, apply: bool = True) -> dict[str, Any]:
+        return self._admin("detect_communities", apply=apply)
+
+    def build_profiles(self, *, apply: bool = True) -> dict[str, Any]:
+        return self._admin("build_profiles", apply=apply)
+
+    def fold_usage(self, *, apply: bool = True) -> dict[str, Any]:
+        return self._admin("fold_usage", apply=apply)
+
+    def fill_embeddings(self, *, apply: bool = True, limit: int = 256, max_attempts: int = 3) -> dict[str, Any]:
+        return self._admin("fill_embeddings", apply=apply, limit=limit, max_attempts=max_attempts)
+
     def erase(
         self,
         tenant: str,

@@ -6,9 +6,14 @@ service or the session calls is named here; an adapter's other methods are its o
 Import from ``memory_core.ports``; the submodules only group the capabilities.
 """
 
+from .communities import CommunityStore
+from .consolidation import ConsolidationStore
+from .dreams import DreamsStore
 from .erasure import ErasureStore, HomeFiles
 from .index import IndexConsistency, IndexReader, IndexSink, NewRows, SearchIndex, SqlDatabases, SqlParams, SqlResult
 from .models import LLM, Clock, Embedder, IdFactory
+from .profiles import ProfileSchemaStore
+from .reflect import ReflectStore
 from .store import (
     ApiKeyStore,
     GraphStore,
@@ -22,6 +27,7 @@ from .store import (
     WorkQueue,
 )
 from .substrate import ReceiptKeyring, SubstrateRecord, SubstrateStore, TokenCounter
+from .usage import UsageStore
 from .versions import Head, KeyChange, StagedRows, VersionLog, WriteBatch
 from .webhooks import WebhookStore, WebhookTransport
 
@@ -29,6 +35,9 @@ __all__ = [
     "LLM",
     "ApiKeyStore",
     "Clock",
+    "CommunityStore",
+    "ConsolidationStore",
+    "DreamsStore",
     "Embedder",
     "ErasureStore",
     "GraphStore",
@@ -42,9 +51,11 @@ __all__ = [
     "KeyChange",
     "Mark",
     "NewRows",
+    "ProfileSchemaStore",
     "ProjectionLedger",
     "QueueRow",
     "ReceiptKeyring",
+    "ReflectStore",
     "ResolverLedger",
     "SearchIndex",
     "SqlDatabases",
@@ -56,6 +67,7 @@ __all__ = [
     "SubstrateStore",
     "TenantSettingsStore",
     "TokenCounter",
+    "UsageStore",
     "VersionLog",
     "WorkQueue",
     "WebhookStore",

@@ -131,6 +131,13 @@ class IndexSink(Protocol):
         it mended."""
         ...
 
+    def fill(self, fact_ids: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+        """Re-project these facts alone, each with a fresh vector (the indexable ones; the rest are
+        dropped); a fact whose vector or write fails is recorded for repair and does not hold back
+        the others. Returns the facts written or dropped, and the failed ones with why (the
+        embedding worker's batch; a fact in neither was not tried)."""
+        ...
+
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> int: ...
 
     def optimize(self, *, cleanup_older_than: timedelta | None = ...) -> dict[str, Any]:

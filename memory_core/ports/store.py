@@ -16,8 +16,14 @@ from ..graph.model import Observation
 from ..graph.plan import GraphInputs
 from ..identity import Namespace
 from ..model import FactVersion
+from .communities import CommunityStore
+from .consolidation import ConsolidationStore
+from .dreams import DreamsStore
 from .erasure import ErasureStore
+from .profiles import ProfileSchemaStore
+from .reflect import ReflectStore
 from .substrate import SubstrateStore
+from .usage import UsageStore
 from .versions import VersionLog
 from .webhooks import WebhookStore
 
@@ -147,6 +153,14 @@ class WorkQueue(Protocol):
 
     def queue_cursor(self) -> str: ...
 
+    def earlier_spans(
+        self, namespace: Namespace, session: str, *, generation: int, banked_at: datetime, limit: int
+    ) -> list[QueueRow]:
+        """The latest ``limit`` harvest jobs of the namespace and session banked before a span of
+        ``generation`` banked at ``banked_at`` (lower generation, or the same one earlier), in any
+        status, oldest first: what the consolidator reads that span after."""
+        ...
+
     def unfinished_jobs(self, namespace: Namespace) -> int: ...
 
 
@@ -162,7 +176,7 @@ class Mark:
     key: str
     content_sha256: str
     seq: int
-    mark: str  # owed | none | judged | errored
+    mark: str  # owed | none | judged | errored | dropped
     reason: str | None
     attempts: int
 
@@ -172,9 +186,23 @@ class ResolverLedger(Protocol):
 
     def put_marks(self, marks: Sequence[tuple], watermark: int, at: datetime) -> None: ...
 
-    def owed_marks(self, limit: int, skip_tenants: Sequence[str] = ()) -> list[Mark]: ...
+    def owed_marks(
+        self, limit: int, skip_tenants: Sequence[str] = (), paused_at: datetime | None = None
+    ) -> list[Mark]: ...
 
     def stamp(self, fact_id: str, mark: str, at: datetime, *, errored: bool = False, attempt: bool = False) -> None: ...
+
+    def count_attempt(self, fact_id: str) -> None: ...
+
+    def drop_stale(self, before: datetime, at: datetime, reason: str, skip_tenants: Sequence[str] = ()) -> int: ...
+
+    def pause_namespace(self, namespace: Namespace, until: datetime, reason: str, at: datetime) -> None: ...
+
+    def paused_namespaces(self, at: datetime) -> list[Namespace]: ...
+
+    def resolver_stop(self) -> str: ...
+
+    def set_resolver_stop(self, cause: str) -> None: ...
 
     def record_resolution(self, record: dict[str, Any]) -> None: ...
 
@@ -225,6 +253,11 @@ class ProjectionLedger(Protocol):
     def resolve_projection_failures(self, fact_ids: Sequence[str], at: datetime) -> None: ...
 
     def pending_projection_failures(self, namespace: Namespace | None = None) -> list[str]: ...
+
+    def failure_attempts(self) -> dict[str, tuple[int, datetime]]:
+        """Per fact with an unrepaired failed index write: how many failures are recorded, and
+        when the last one was (the embedding worker's attempts)."""
+        ...
 
 
 # -- what the platform reads about a store -----------------------------------------------------
@@ -288,5 +321,11 @@ class Store(Protocol):
     substrate: SubstrateStore
     erasure: ErasureStore
     webhooks: WebhookStore
+    consolidation: ConsolidationStore
+    dreams: DreamsStore
+    communities: CommunityStore
+    profiles: ProfileSchemaStore
+    reflect: ReflectStore
+    usage: UsageStore  # the usage fold's totals (docs/workers.md)
 
     def close(self) -> None: ...

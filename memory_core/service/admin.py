@@ -67,6 +67,13 @@ def _maintenance(state: ServiceState) -> dict[str, Callable[[dict[str, Any]], An
         "verify_audit": lambda a: memory.verify_audit(**a),
         "pending_projection_failures": lambda a: len(memory.store.projections.pending_projection_failures(**a)),
         "resolver_marks": lambda a: memory.store.ledger.mark_counts(**a),
+        "reconcile_orphan_vectors": lambda a: memory.reconcile_orphan_vectors(**a),
+        "sweep_sensitivity": lambda a: memory.sweep_sensitivity(**a),
+        "recalibrate": lambda a: memory.recalibrate(**a),
+        "detect_communities": lambda a: memory.detect_communities(**a),
+        "build_profiles": lambda a: memory.build_profiles(**a),
+        "fold_usage": lambda a: memory.fold_usage(**a),
+        "fill_embeddings": lambda a: memory.fill_embeddings(**a),
     }
 
 

@@ -159,7 +159,7 @@ def judge(
     if not checked:
         return prepared
     namespace = prepared[0].request.namespace
-    calibration = session.calibration()
+    calibration = session.calibration(namespace.tenant)
     matrix = vectors.first[1]
     floors = [resolve_threshold(prepared[i].type_config, prepared[i].config.tenant, calibration).value for i in checked]
     stored = session.peers.nearest(namespace, matrix, min(floors), PEER_READ_LIMIT)

@@ -299,9 +299,13 @@ class Session:
         """Who speaks in the namespace's conversations: the subjects of the notes run sessions wrote."""
         return self.conversations.speakers(namespace, self.versions.locked)
 
-    def calibration(self) -> float | None:
-        """The embedder's own conflict threshold, when it declares one."""
-        return getattr(self.embedder, "conflict_threshold", None)
+    def calibration(self, tenant: str | None = None) -> float | None:
+        """The embedder's own conflict threshold when it declares one, else the one recalibration
+        measured for ``tenant`` under this embedder (docs/workers.md)."""
+        declared = getattr(self.embedder, "conflict_threshold", None)
+        if declared is not None or tenant is None or self.embedder is None:
+            return declared
+        return self.write_config(tenant).tenant.measured_threshold(self.embedder.name)
 
     def relevance_calibration(self, recipe: str) -> Calibration | None:
         """What maps a hit of ``recipe`` under this home's embedder to P(relevant), if fitted."""

@@ -97,7 +97,7 @@ def run_set(session: Session, request: SetRequest) -> WriteResult:
             vector, peer_vector = index_vectors[0], peer_vectors[0]
             peer_check = "skipped"
             if phases.needs_peer_check(state) and session.peers is not None:
-                calibration = session.calibration()
+                calibration = session.calibration(request.namespace.tenant)
                 floor = resolve_threshold(state.type_config, state.config.tenant, calibration).value
                 state = phases.peer_verdict(state, gather_peers(session, state, peer_vector, floor), calibration)
                 state = verdict_rows(state, *_store_lookups(session, request.namespace), session.new_id)

@@ -57,10 +57,13 @@ _BY_AUDIT_OP = {
     "redact": "fact.redacted",
     "expire": "fact.expired",
     "rollback": "fact.rolled_back",
+    "relabel": "fact.relabelled",
     "doc_put": "document.put",
     "doc_delete": "document.deleted",
     "conflict_resolver": "resolver.acted",
     "restore_snapshot": "snapshot.restored",
+    "consolidate": "fact.consolidated",
+    "consolidate_undo": "fact.consolidation_undone",
 }
 
 EVENT_TYPES = (

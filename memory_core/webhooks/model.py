@@ -40,6 +40,7 @@ _BY_TYPE = {
     "fact.demoted": "memory.revised",
     "fact.rejected": "memory.revised",
     "fact.rolled_back": "memory.revised",
+    "fact.relabelled": "memory.revised",
     "resolver.acted": "memory.revised",
     "review.decided": "memory.revised",
     "fact.deleted": "memory.tombstoned",

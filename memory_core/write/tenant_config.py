@@ -62,11 +62,21 @@ class TenantConfig:
     # recall/search abstain (low_calibrated_confidence) when the top hit's calibrated P(relevant)
     # is under this; None: the calibration's own threshold, 0: never
     abstain_below: float | None = None
+    # The conflict threshold the recalibration worker measured on the tenant's own facts, and the
+    # embedder it was measured under (docs/workers.md): the peer check's fallback after the
+    # type's, the tenant's own ``conflict_threshold`` (a person's) and the embedder's declared one.
+    calibrated_threshold: float | None = None
+    calibrated_embedder: str | None = None
     # The blacklist compiled, once per configuration built (the session caches it per tenant).
     matcher: Blacklist = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "matcher", compile_blacklist(self.blacklist))
+
+    def measured_threshold(self, embedder: str) -> float | None:
+        """The recalibrated threshold, if it was measured under ``embedder`` (another model's
+        cosines live in another band: its threshold would mislead)."""
+        return self.calibrated_threshold if self.calibrated_embedder == embedder else None
 
 
 # Types every tenant has unless it configures them otherwise.
@@ -155,9 +165,13 @@ def parse_tenant_config(
                 f"unknown policy {values['policy']!r}; expected one of {', '.join(p.value for p in Policy)}",
                 field="policy",
             ) from None
-    for name in ("conflict_threshold", "duplicate_threshold"):
+    for name in ("conflict_threshold", "duplicate_threshold", "calibrated_threshold"):
         if name in values:
             values[name] = _unit(values[name], name)
+    if values.get("calibrated_embedder") is not None:
+        name = values["calibrated_embedder"]
+        if not isinstance(name, str) or not name.strip() or len(name) > 200:
+            raise InvalidInput("calibrated_embedder must name an embedder", field="calibrated_embedder")
     for name in ("retention_days", "sensitive_retention_days"):
         if name in values:
             values[name] = _positive(values[name], name, high=MAX_RETENTION_DAYS)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from memory_core import FixedClock, Identity, Memory
 from memory_core.cli import VERBS, Call, Verb, main
 from memory_core.wire import encode
+from tests.cli.fuzz_compounding import COMPOUNDING_VALUES
 from tests.cli.fuzz_erasure import ERASURE_VALUES
 from tests.cli.fuzz_files import GOOD_FILES, NEAR_FILES, NEAR_PATHS, File, Out
 from tests.cli.fuzz_models import MODEL_VALUES
@@ -131,6 +132,7 @@ VALUES: dict[str, tuple[st.SearchStrategy, st.SearchStrategy]] = {
 VALUES.update(MODEL_VALUES)  # ask, eval locomo-qa
 VALUES.update(REMEMBER_VALUES)  # lenses, frames, captures, decisions, render, context, events, receipt
 VALUES.update(ERASURE_VALUES)  # erase, erasures, erasure-recover
+VALUES.update(COMPOUNDING_VALUES)  # consolidate, consolidation-runs, -undo, lineage
 SWITCHES = ("pin", "proposed", "dry_run", "string", "apply", "admin", "whole_tenant")
 
 

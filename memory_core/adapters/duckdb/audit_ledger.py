@@ -18,6 +18,7 @@ import duckdb
 
 from ...audit import LedgerLine, RowMismatch
 from .schema import TRIPLE_COLUMNS, VERSION_COLUMNS
+from .schema_compounding import PROFILE_SCHEMA_COLUMNS
 from .schema_erasure import WEBHOOK_COLUMNS
 from .schema_keys import API_KEY_COLUMNS
 from .schema_substrate import (
@@ -121,6 +122,7 @@ BOUND: dict[str, BoundTable] = {
             "decision_traces", ("tenant", "decision_id", "version"), DECISION_COLUMNS, frozenset({"recorded_at"})
         ),
         BoundTable("webhooks", ("tenant", "webhook_id", "version"), WEBHOOK_COLUMNS, frozenset({"changed_at"})),
+        BoundTable("profile_schemas", (*_NS, "version"), PROFILE_SCHEMA_COLUMNS, frozenset({"set_at"})),
     )
 }
 # Tables whose rows carry their own ``+`` line (``row_digest``, written by their insert).

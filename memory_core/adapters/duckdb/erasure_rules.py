@@ -61,6 +61,21 @@ ERASURE_RULES: dict[str, TableRule] = {
     "receipts": TableRule(CONSUMER, ("body",)),
     "webhooks": TableRule(TENANT, ("url",)),
     "webhook_outbox": TableRule(SCOPED, ("body",)),
+    "consolidation_runs": TableRule(SCOPED),
+    "consolidation_clusters": TableRule(SCOPED, ("summary_key", "detail")),
+    "belief_sources": TableRule(SCOPED, ("key", "source_key")),
+    "resolver_pauses": TableRule(SCOPED, ("reason",)),
+    "entity_communities": TableRule(SCOPED, ("communities",)),
+    "profile_schemas": TableRule(SCOPED, ("schema_json",)),  # descriptions and key patterns a person wrote
+    "dream_proposals": TableRule(SCOPED, ("targets", "change", "rationale", "note")),
+    "reflect_cursors": TableRule(TENANT),  # a phase's seq per tenant: no content
+    "reflect_inputs": TableRule(SCOPED, ("source_key",)),
+    "reflect_claims": TableRule(
+        SCOPED, ("text", "key", "subject", "source_key", "relations", "connections", "plan", "reason", "fact_key")
+    ),
+    "usage_exposures": TableRule(SCOPED),  # fact ids and counts
+    "usage_totals": TableRule(SCOPED),
+    "usage_folded": TableRule(TENANT),  # interaction ids and times: no content
     "webhook_deliveries": _none("event ids, counters and HTTP statuses; its events' outbox rows go with their scope"),
 }
 

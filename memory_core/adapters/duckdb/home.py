@@ -18,17 +18,23 @@ from ...errors import AuditKeyMissing, HomeNotFound, SchemaOutdated, StoreCorrup
 from ..home_key import HomeKey
 from .api_keys import DuckDBApiKeys
 from .audit_chain import AuditChain
+from .communities import DuckDBCommunities
 from .connection import DuckDBConnection
+from .consolidation import DuckDBConsolidation
+from .dreams import DuckDBDreams
 from .erasure import DuckDBErasure
 from .graph import DuckDBGraph
 from .inspection import DuckDBInspection
 from .ledger import DuckDBLedger
 from .migrations import SCHEMA_VERSION, migrate, stored_schema_version
 from .opening import connect, make_folder, open_refusal, refuse_a_file
+from .profiles import DuckDBProfiles
 from .projections import DuckDBProjections
 from .queue import DuckDBQueue
+from .reflect import DuckDBReflect
 from .settings import DuckDBSettings
 from .substrate import DuckDBSubstrate
+from .usage import DuckDBUsage
 from .versions import DuckDBVersions
 from .webhooks import DuckDBWebhooks
 
@@ -55,6 +61,12 @@ class DuckDBHome:
         self.projections = DuckDBProjections(db)
         self.inspection = DuckDBInspection(db)
         self.api_keys = DuckDBApiKeys(db, audit)
+        self.consolidation = DuckDBConsolidation(db)
+        self.dreams = DuckDBDreams(db)
+        self.communities = DuckDBCommunities(db)
+        self.profiles = DuckDBProfiles(db, audit)
+        self.reflect = DuckDBReflect(db)
+        self.usage = DuckDBUsage(db)
 
     @classmethod
     def open(
@@ -119,7 +131,7 @@ class DuckDBHome:
     def _forget_caches(self) -> None:
         """Drop what the ports keep of the store in memory: rows under them changed outside their
         own writes (a statement by hand, an erasure's deletes)."""
-        for cached in (self.versions, self.graph, self.queue, self.projections):
+        for cached in (self.versions, self.graph, self.queue, self.projections, self.usage):
             cached._forget_cache()
         self.webhooks.forget()
 

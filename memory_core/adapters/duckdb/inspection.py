@@ -46,6 +46,19 @@ TABLE_CLASSES = {
     "decision_traces": "substrate: decision traces, act / wait / escalate / no_op (versioned)",
     "interactions": "records: who asked what through which lenses, and retrieval feedback",
     "receipts": "records: signed disclosure receipts (ids and hashes, no values)",
+    "consolidation_runs": "records: consolidation runs (counts, no values)",
+    "consolidation_clusters": "records: each consolidation cluster's outcome (fact ids, the summary's key)",
+    "belief_sources": "lineage: which rows a derived row (a consolidation summary) was written from",
+    "entity_communities": "derived: entity communities per namespace, rebuilt from the graph when it changes",
+    "profile_schemas": "settings: structured-profile schemas per namespace (versioned; the profiles are memory rows)",
+    "resolver_pauses": "queue: conflict-resolver namespace pauses (the refusal, until when)",
+    "dream_proposals": "queue: Dreams proposals awaiting approval, one row per status change (versioned)",
+    "reflect_cursors": "queue: each reflect phase's position in a tenant's event stream",
+    "reflect_inputs": "records: the inputs the reflect pipeline read (reduced, then archived)",
+    "reflect_claims": "derived: atomic claims the reflect pipeline read, with connections, plan and verdict",
+    "usage_exposures": "queue: searches' exposures (fact ids, counts) waiting for the usage fold",
+    "usage_folded": "queue: the interactions the usage fold read lately (ids; the newest is its cursor)",
+    "usage_totals": "derived: per-fact exposures, recalls and negative feedback, folded from the records",
 }
 
 

@@ -10,11 +10,12 @@ import duckdb
 from .audit_chain import COMMIT_FLOOR
 from .connection import DuckDBConnection
 from .schema import COLS, DDL, HEADS_VIEW
+from .schema_compounding import COMPOUNDING_DDL
 from .schema_erasure import ERASURE_DDL
 from .schema_keys import API_KEYS_DDL
 from .schema_substrate import SUBSTRATE_DDL
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 
 
 def stored_schema_version(con: duckdb.DuckDBPyConnection) -> str | None:
@@ -105,6 +106,7 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(API_KEYS_DDL)  # v7
     con.execute(SUBSTRATE_DDL)  # v8: remember's substrate (events, lenses, frames, decisions, receipts)
     con.execute(ERASURE_DDL)  # v9: erasure requests and change webhooks
+    con.execute(COMPOUNDING_DDL)  # v10: consolidation runs and lineage, resolver pauses
     con.execute(HEADS_VIEW)
     if not con.execute("SELECT count(*) FROM meta WHERE name = ?", [COMMIT_FLOOR]).fetchall()[0][0]:
         # v9: audit rows from here on hash their key as a commitment, so an erasure can drop it.
