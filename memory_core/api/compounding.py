@@ -3,7 +3,7 @@ operator's pass over every namespace of a home (``Memory.consolidate_all``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from ..consolidation import ConsolidationRun, ConsolidationSettings, Merger, RuleMerger
 from ..identity import Identity, Scope
@@ -12,6 +12,7 @@ from ..session.holds import held
 
 if TYPE_CHECKING:
     from .memory import Memory
+    from .tool import MemoryTool
 
 
 def consolidate(
@@ -68,20 +69,24 @@ def consolidate_all(
 ) -> list[ConsolidationRun]:
     """One consolidation run over every user and agent namespace (of ``tenant``): what the
     scheduled job runs. A namespace an erasure holds is skipped."""
-    store, runs = self.session.store, []
+    return [
+        tool.consolidate(scope=scope, merger=merger, min_cosine=min_cosine)
+        for scope, tool in worker_tools(self, tenant, actor, "memory.consolidate")
+    ]
+
+
+def worker_tools(memory: Memory, tenant: str | None, agent: str, origin: str) -> Iterator[tuple[str, MemoryTool]]:
+    """A worker's tool in each user and agent namespace of ``tenant`` (None: every tenant), as
+    ``agent`` in a user's; a namespace an erasure holds is left out. Tenant-wide rows are
+    everyone's: no worker acts on them unasked."""
+    store = memory.session.store
     for name in [tenant] if tenant is not None else store.inspection.tenants():
         for scope, owner in store.erasure.namespaces(name):
-            identity = _worker_identity(name, scope, owner, actor)
-            if identity is None or held(store, identity.namespace(scope)):
+            if scope == "user":
+                identity = Identity(tenant=name, user=owner, agent=agent)
+            elif scope == "agent":
+                identity = Identity(tenant=name, agent=owner)
+            else:
                 continue
-            tool = self.for_run(identity, origin="memory.consolidate")
-            runs.append(tool.consolidate(scope=scope, merger=merger, min_cosine=min_cosine))
-    return runs
-
-
-def _worker_identity(tenant: str, scope: str, owner: str, actor: str) -> Identity | None:
-    if scope == "user":
-        return Identity(tenant=tenant, user=owner, agent=actor)
-    if scope == "agent":
-        return Identity(tenant=tenant, agent=owner)
-    return None  # tenant-wide rows are everyone's: a worker does not merge them unasked
+            if not held(store, identity.namespace(scope)):
+                yield scope, memory.for_run(identity, origin=origin)

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from ..consolidation import ConsolidationSettings
 from ..dreams import ACTOR, ORIGIN, DreamPass, DreamProposal, DreamSettings
 from ..errors import InvalidInput
-from ..identity import Identity, Namespace, Scope
+from ..identity import Scope
 from ..services.dreams import DreamsService
-from ..session.holds import held
+from .compounding import worker_tools
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -70,19 +70,7 @@ def dream_all(
 ) -> list[DreamPass]:
     """One Dreams pass over every user and agent namespace (of ``tenant``): what the nightly job
     runs. Proposals only; a namespace an erasure holds is skipped."""
-    store, passes = self.session.store, []
-    for name in [tenant] if tenant is not None else store.inspection.tenants():
-        for scope, owner in store.erasure.namespaces(name):
-            if scope in ("user", "agent") and held(store, Namespace(name, Scope(scope), owner)):
-                continue
-            if scope == "user":
-                identity = Identity(tenant=name, user=owner, agent=ACTOR)
-            elif scope == "agent":
-                identity = Identity(tenant=name, agent=owner)
-            else:
-                continue  # tenant-wide rows are everyone's: no worker proposes over them unasked
-            tool = self.for_run(identity, origin=ORIGIN)
-            passes.append(
-                tool.dream(scope=scope, window_days=window_days, stale_days=stale_days, min_cosine=min_cosine)
-            )
-    return passes
+    return [
+        tool.dream(scope=scope, window_days=window_days, stale_days=stale_days, min_cosine=min_cosine)
+        for scope, tool in worker_tools(self, tenant, ACTOR, ORIGIN)
+    ]

@@ -81,6 +81,21 @@ def _recipe(name: str, legs: tuple[str, ...], settings: dict | None = None, **we
     return Recipe(name, legs, MappingProxyType(dict(weights)), **(settings or {}))
 
 
+# The default recipe's settings: hybrid_zscore with the session prior and the capped
+# correctness group (docs/retrieval.md, "The default recipe"); hybrid_usage adds one prior.
+HYBRID_SESSION = {
+    "fusion": "zscore",
+    "pool": 200,
+    "date_prior": 2.0,
+    "subject_prior": 0.5,
+    "session_prior": 0.45,
+    "confidence_prior": 0.3,
+    "reinforcement_prior": 0.15,
+    "source_prior": 0.2,
+    "recency_prior": 0.25,
+    "prior_cap": 0.5,
+}
+
 RECIPES: Mapping[str, Recipe] = MappingProxyType(
     {
         r.name: r
@@ -104,18 +119,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
             _recipe(
                 "hybrid_session",
                 ("vector", "bm25", "key", "graph"),
-                {
-                    "fusion": "zscore",
-                    "pool": 200,
-                    "date_prior": 2.0,
-                    "subject_prior": 0.5,
-                    "session_prior": 0.45,
-                    "confidence_prior": 0.3,
-                    "reinforcement_prior": 0.15,
-                    "source_prior": 0.2,
-                    "recency_prior": 0.25,
-                    "prior_cap": 0.5,
-                },
+                HYBRID_SESSION,
                 vector=0.5,
                 bm25=0.5,
                 key=5.0,
@@ -126,19 +130,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
             _recipe(
                 "hybrid_usage",
                 ("vector", "bm25", "key", "graph"),
-                {
-                    "fusion": "zscore",
-                    "pool": 200,
-                    "date_prior": 2.0,
-                    "subject_prior": 0.5,
-                    "session_prior": 0.45,
-                    "confidence_prior": 0.3,
-                    "reinforcement_prior": 0.15,
-                    "source_prior": 0.2,
-                    "recency_prior": 0.25,
-                    "usage_prior": 0.25,
-                    "prior_cap": 0.5,
-                },
+                {**HYBRID_SESSION, "usage_prior": 0.25},
                 vector=0.5,
                 bm25=0.5,
                 key=5.0,
