@@ -95,7 +95,10 @@ class DuckDBConnection:
             self.con.execute("SET TimeZone = 'UTC'")
 
     def close(self) -> None:
-        self.con.close()
+        # Under the lock: a thread mid-statement (a served home's background worker) finishes
+        # first; closing under it fails with "connection is busy" and leaves the file open.
+        with self.lock:
+            self.con.close()
 
 
 T = TypeVar("T")
