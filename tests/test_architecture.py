@@ -39,13 +39,14 @@ def test_no_attribute_is_reached_around_its_declaration():
 def test_the_import_contracts_make_no_exception():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     contracts = config["contracts"]
-    assert {c["id"] for c in contracts} == {"layers", "pure-domain", "product-not-platform", "independent-services"}
+    expected = {"layers", "pure-domain", "product-not-platform", "independent-services", "sql-in-adapters"}
+    assert {c["id"] for c in contracts} == expected
     assert not any("ignore_imports" in c for c in contracts)
     assert config["exclude_type_checking_imports"] is False
 
 
 def test_commands_that_never_search_do_not_import_the_index_engine():
     # lancedb takes about a second to import; the index is opened (and imported) on first use.
-    script = "import sys, memory_core, memory_core.cli; print('lancedb' in sys.modules)"
+    script = "import sys, memory_core, memory_core.cli; print('lancedb' in sys.modules, 'psycopg' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "False False"  # nor the PostgreSQL driver: only a --store asks for it

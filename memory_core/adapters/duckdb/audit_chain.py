@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ...audit import (
     EMPTY_ROOT,
@@ -33,10 +33,52 @@ from .schema import utc
 
 COMMIT_FLOOR = "audit_key_commit_from"
 
-_COLUMNS = (
+AUDIT_COLUMNS = (
     "seq, written_at, tenant, scope, owner_id, key, op, version_ids, content_sha256, actor, prev_hash, row_hash, "
     "data_root"
 )
+
+
+def audit_params(row: AuditRow) -> list[Any]:
+    """An audit row as the parameters of an insert of ``AUDIT_COLUMNS`` (shared with PostgreSQL)."""
+    e = row.entry
+    return [
+        row.seq,
+        e.at,
+        e.tenant,
+        e.scope,
+        e.owner_id,
+        e.key,
+        e.op,
+        e.version_ids,
+        e.content_sha256,
+        e.actor,
+        row.prev_hash,
+        row.row_hash,
+        row.data_root,
+    ]
+
+
+def audit_row(r: Sequence[Any], commit_floor: int) -> AuditRow:
+    """A stored row of ``AUDIT_COLUMNS`` (shared with PostgreSQL)."""
+    return AuditRow(
+        seq=int(r[0]),
+        entry=AuditEntry(
+            at=utc(r[1]),
+            tenant=r[2],
+            scope=r[3],
+            owner_id=r[4],
+            key=r[5],
+            op=r[6],
+            version_ids=r[7],
+            content_sha256=r[8],
+            actor=r[9],
+        ),
+        prev_hash=r[10],
+        row_hash=r[11],
+        data_root=r[12],
+        committed=int(r[0]) >= commit_floor,
+    )
 
 
 class AuditChain:
@@ -65,25 +107,7 @@ class AuditChain:
             # The closing row commits to the write's ledger lines; rows before it in the same
             # transaction record none (every line of a write carries the closing seq).
             row = chain(seq, entry, prev, data_root(tx.lines, True) if seq == tx.seq else EMPTY_ROOT)
-            e = row.entry
-            tx.execute(
-                f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    row.seq,
-                    e.at,
-                    e.tenant,
-                    e.scope,
-                    e.owner_id,
-                    e.key,
-                    e.op,
-                    e.version_ids,
-                    e.content_sha256,
-                    e.actor,
-                    row.prev_hash,
-                    row.row_hash,
-                    row.data_root,
-                ],
-            )
+            tx.execute(f"INSERT INTO audit_log ({AUDIT_COLUMNS}) VALUES ({', '.join('?' * 13)})", audit_params(row))
             prev = row.row_hash
         head = [seq, prev, self.key.sign(head_message(seq, prev)), self.key.key_id]
         if self._head_stored:  # one statement per write: the head row is replaced in place
@@ -135,28 +159,8 @@ class AuditChain:
         return SignedHead(int(seq), digest, signature, key_id)
 
     def rows(self) -> list[AuditRow]:
-        rows = self._db.rows(f"SELECT {_COLUMNS} FROM audit_log ORDER BY rowid")
-        return [
-            AuditRow(
-                seq=int(r[0]),
-                entry=AuditEntry(
-                    at=utc(r[1]),
-                    tenant=r[2],
-                    scope=r[3],
-                    owner_id=r[4],
-                    key=r[5],
-                    op=r[6],
-                    version_ids=r[7],
-                    content_sha256=r[8],
-                    actor=r[9],
-                ),
-                prev_hash=r[10],
-                row_hash=r[11],
-                data_root=r[12],
-                committed=int(r[0]) >= self.commit_floor,
-            )
-            for r in rows
-        ]
+        rows = self._db.rows(f"SELECT {AUDIT_COLUMNS} FROM audit_log ORDER BY rowid")
+        return [audit_row(r, self.commit_floor) for r in rows]
 
     def verify(self) -> AuditReport:
         head = self.signed_head()

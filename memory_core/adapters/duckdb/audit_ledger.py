@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import duckdb
 
@@ -206,23 +206,35 @@ def lines_by_seq(con: duckdb.DuckDBPyConnection) -> dict[int, list[LedgerLine]]:
 def mismatches(con: duckdb.DuckDBPyConnection, limit: int = 100) -> list[RowMismatch]:
     """Stored rows the ledger does not account for, and ledger rows with no stored row, paired by
     row key into edits where both sides name the same row."""
+    return paired_mismatches(con.execute(replay_sql(LEDGER, BOUND.values(), limit)).fetchall())
+
+
+def replay_sql(ledger: str, bound: Iterable[BoundTable], limit: int) -> str:
+    """The ledger replayed against the stored rows of the ``bound`` tables (their key and digest
+    SQL in the engine's words; the rest is SQL both DuckDB and PostgreSQL take): (table, row key,
+    expected count, stored count, seq) where the two disagree."""
     current = " UNION ALL ".join(
-        f"SELECT '{b.name}' AS tbl, {b.key_sql} AS row_key, {b.digest_sql} AS digest FROM {b.name}"
-        for b in BOUND.values()
+        f"SELECT '{b.name}'::VARCHAR AS tbl, {b.key_sql} AS row_key, {b.digest_sql} AS digest FROM {b.name}"
+        for b in bound
     )
-    rows = con.execute(
-        f"""
+    sign = "sum(CASE change WHEN '+' THEN 1 ELSE -1 END)"
+    return f"""
         WITH expected AS (
-            SELECT tbl, row_key, digest, sum(CASE change WHEN '+' THEN 1 ELSE -1 END) AS n, max(seq) AS seq
-            FROM ({LEDGER}) GROUP BY tbl, row_key, digest HAVING n <> 0),
-        stored AS (SELECT tbl, row_key, digest, count(*) AS n FROM ({current}) GROUP BY ALL)
+            SELECT tbl, row_key, digest, {sign} AS n, max(seq) AS seq
+            FROM ({ledger}) AS ledger GROUP BY tbl, row_key, digest HAVING {sign} <> 0),
+        stored AS (
+            SELECT tbl, row_key, digest, count(*) AS n FROM ({current}) AS cur GROUP BY tbl, row_key, digest)
         SELECT coalesce(e.tbl, s.tbl), coalesce(e.row_key, s.row_key), coalesce(e.n, 0), coalesce(s.n, 0), e.seq
         FROM expected e FULL OUTER JOIN stored s ON e.tbl = s.tbl AND e.row_key = s.row_key AND e.digest = s.digest
         WHERE coalesce(e.n, 0) <> coalesce(s.n, 0)
         ORDER BY 1, 2, 5 NULLS LAST
         LIMIT {int(limit)}
         """
-    ).fetchall()
+
+
+def paired_mismatches(rows: Sequence[tuple[Any, ...]]) -> list[RowMismatch]:
+    """(table, row key, expected count, stored count, seq) rows of a ledger replay as mismatches,
+    paired by row key into edits where both sides name the same row (shared with PostgreSQL)."""
     sides: dict[tuple[str, str], dict[str, Any]] = {}
     for table, row_key, expected, stored, seq in rows:
         side = sides.setdefault((table, row_key), {"missing": False, "extra": False, "seq": None})

@@ -21,6 +21,8 @@ _CLUSTER = "cluster, outcome, summary_key, summary_fact, source_facts, left_live
 
 
 class DuckDBConsolidation:
+    _in = "list_contains(?, {})"  # a column is one of a list parameter (PostgreSQL says it its way)
+
     def __init__(self, db: DuckDBConnection) -> None:
         self._db = db
 
@@ -56,7 +58,7 @@ class DuckDBConsolidation:
         clusters: dict[str, list[ClusterOutcome]] = {}
         ids = [r[0] for r in runs]
         for row in self._db.rows(
-            f"SELECT run_id, {_CLUSTER} FROM consolidation_clusters WHERE list_contains(?, run_id) "
+            f"SELECT run_id, {_CLUSTER} FROM consolidation_clusters WHERE {self._in.format('run_id')} "
             "ORDER BY run_id, cluster",
             [ids],
         ):

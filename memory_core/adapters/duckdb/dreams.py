@@ -44,21 +44,28 @@ def _proposal(r: dict[str, Any]) -> DreamProposal:
     )
 
 
+def proposal_params(p: DreamProposal) -> list[Any]:
+    """A proposal's row, in ``_COLUMNS`` order."""
+    return (
+        [p.proposal_id, p.version, p.tenant, p.scope, p.owner_id, p.kind, p.status, p.dedup]
+        + [json.dumps([t.to_dict() for t in p.targets], ensure_ascii=False)]
+        + [json.dumps(dict(p.change), ensure_ascii=False, sort_keys=True), p.rationale, p.confidence]
+        + [p.pass_id, p.decision_id, p.window_start, p.window_end, p.recorded_at, p.actor, p.note]
+        + [json.dumps(list(p.applied))]
+    )
+
+
 class DuckDBDreams:
+    # An event's instant, which lives in its body (PostgreSQL reads JSON its own way).
+    _event_at = "CAST(json_extract_string(body, '$.recorded_at') AS TIMESTAMPTZ)"
+
     def __init__(self, db: DuckDBConnection) -> None:
         self._db = db
 
     def record(self, proposal: DreamProposal) -> None:
         p = proposal
         with self._db.tx() as con:
-            con.execute(
-                f"INSERT INTO dream_proposals ({_COLUMNS}) VALUES ({', '.join('?' * 20)})",
-                [p.proposal_id, p.version, p.tenant, p.scope, p.owner_id, p.kind, p.status, p.dedup]
-                + [json.dumps([t.to_dict() for t in p.targets], ensure_ascii=False)]
-                + [json.dumps(dict(p.change), ensure_ascii=False, sort_keys=True), p.rationale, p.confidence]
-                + [p.pass_id, p.decision_id, p.window_start, p.window_end, p.recorded_at, p.actor, p.note]
-                + [json.dumps(list(p.applied))],
-            )
+            con.execute(f"INSERT INTO dream_proposals ({_COLUMNS}) VALUES ({', '.join('?' * 20)})", proposal_params(p))
 
     def proposals(self, namespace: Namespace, status: str | None = None) -> list[DreamProposal]:
         # In the order they were queued: the first version's instant, then its place in the table.
@@ -95,8 +102,7 @@ class DuckDBDreams:
     def first_event_seq(self, namespace: Namespace, since: datetime) -> int:
         # An event's instant lives in its body; the window is read once a night, so a scan is fine.
         found = self._db.one(
-            f"SELECT min(seq) FROM state_changes WHERE {NS_WHERE} "
-            "AND CAST(json_extract_string(body, '$.recorded_at') AS TIMESTAMPTZ) >= ?",
+            f"SELECT min(seq) FROM state_changes WHERE {NS_WHERE} AND {self._event_at} >= ?",
             [*ns_params(namespace), since],
         )
         if found is not None:

@@ -60,6 +60,14 @@ def _request(row: Sequence[Any]) -> ErasureRequest:
 
 
 class DuckDBErasure:
+    # This engine's SQL for what another engine's port words differently: the rows a rule
+    # covers, the ledger's tables, a row key that begins with one of a list of prefixes (the one
+    # parameter), and a text's SHA-256 in hex.
+    _where = staticmethod(where)
+    _bound = BOUND
+    _prefixed = "list_bool_or([starts_with(row_key, p) FOR p IN ?::VARCHAR[]])"
+    _sha = "sha256({})"
+
     def __init__(self, db: DuckDBConnection, audit: AuditChain, forget_caches: Callable[[], None]) -> None:
         self._db = db
         self._audit = audit
@@ -123,10 +131,10 @@ class DuckDBErasure:
         for table, rule in ERASURE_RULES.items():
             if not rule.text or rule.how in (NONE, AUDIT):
                 continue
-            sql, params = where(rule, target)
+            sql, params = self._where(rule, target)
             for row in self._db.rows(f"SELECT {', '.join(rule.text)} FROM {table} WHERE {sql}", params):
                 texts.extend(v for v in row if isinstance(v, str))
-        sql, params = where(ERASURE_RULES["memory_versions"], target)
+        sql, params = self._where(ERASURE_RULES["memory_versions"], target)
         fact_ids = [r[0] for r in self._db.rows(f"SELECT DISTINCT fact_id FROM memory_versions WHERE {sql}", params)]
         return texts, fact_ids
 
@@ -140,7 +148,7 @@ class DuckDBErasure:
             for table, rule in ERASURE_RULES.items():
                 if not rule.text or rule.how in (NONE, AUDIT):
                     continue
-                sql, params = where(rule, target)
+                sql, params = self._where(rule, target)
                 for col in rule.text:
                     for pattern in _patterns(left):
                         rows = self._db.rows(
@@ -165,9 +173,9 @@ class DuckDBErasure:
             for table, rule in ERASURE_RULES.items():
                 if rule.how in (NONE, AUDIT):
                     continue
-                sql, params = where(rule, target)
+                sql, params = self._where(rule, target)
                 if table in SELF_BOUND:  # their + lines ride in the rows: keep them in the ledger
-                    key = BOUND[table].key_sql
+                    key = self._bound[table].key_sql
                     tx.execute(
                         f"INSERT INTO audit_digests SELECT audit_seq, '{table}', {key}, row_digest, '+' "
                         f"FROM {table} WHERE ({sql}) AND row_digest IS NOT NULL",
@@ -192,17 +200,17 @@ class DuckDBErasure:
         that a row from before schema 9 also names stays (its row hashed the key itself, and the
         ledger pairs lines by key): the census reports it."""
         floor = int(self._db.meta(COMMIT_FLOOR) or 0)
-        sql, params = where(ERASURE_RULES["audit_log"], target)
+        sql, params = self._where(ERASURE_RULES["audit_log"], target)
         prefixes = self._prefixes(target)
         with self._db.tx() as con:
             keys = con.execute(
-                f"UPDATE audit_log SET key = '{ERASED_PREFIX}' || sha256(key) WHERE ({sql}) AND seq >= ? "
+                f"UPDATE audit_log SET key = '{ERASED_PREFIX}' || {self._sha.format('key')} WHERE ({sql}) AND seq >= ? "
                 f"AND NOT starts_with(key, '{ERASED_PREFIX}') RETURNING 1",
                 [*params, floor],
             ).fetchall()
             lines = con.execute(
-                f"UPDATE audit_digests SET row_key = '{ERASED_PREFIX}' || sha256(row_key) WHERE seq >= ? "
-                "AND list_bool_or([starts_with(row_key, p) FOR p IN ?::VARCHAR[]]) "
+                f"UPDATE audit_digests SET row_key = '{ERASED_PREFIX}' || {self._sha.format('row_key')} WHERE seq >= ? "
+                f"AND {self._prefixed} "
                 "AND row_key NOT IN (SELECT row_key FROM audit_digests WHERE seq < ?) RETURNING 1",
                 [floor, prefixes, floor],
             ).fetchall()
@@ -215,15 +223,12 @@ class DuckDBErasure:
             if rule.how == NONE:
                 continue
             if table == "audit_digests":
-                out[table] = int(
-                    self._db.one(
-                        "SELECT count(*) FROM audit_digests WHERE list_bool_or([starts_with(row_key, p) "
-                        "FOR p IN ?::VARCHAR[]])",
-                        [self._prefixes(target)],
-                    )
+                found = self._db.one(
+                    f"SELECT count(*) FROM audit_digests WHERE {self._prefixed}", [self._prefixes(target)]
                 )
+                out[table] = int(found)
                 continue
-            sql, params = where(rule, target)
+            sql, params = self._where(rule, target)
             if table == "audit_log":
                 sql = f"({sql}) AND NOT starts_with(key, '{ERASED_PREFIX}')"
             elif table == "webhook_outbox":  # the saga's own announcements, appended once it verified

@@ -8,6 +8,7 @@ row and its triples (the two halves a placed fact is written as) commit together
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Sequence
 
@@ -45,7 +46,14 @@ def _observation(row: Sequence[Any]) -> Observation:
 
 
 class DuckDBGraph:
-    """``GraphStore`` over the home's connection."""
+    """``GraphStore`` over the home's connection.
+
+    What an engine says its own way is kept apart (``_in``, ``_latest_of``, ``_reads``,
+    ``_subjects_or_groups``, ``linked``): the PostgreSQL graph (``postgres.graph``) says those
+    and shares the rest."""
+
+    _in = "list_contains(?, {})"  # a column is one of a list parameter
+    _latest_of = _LATEST_OF
 
     def __init__(self, db: DuckDBConnection) -> None:
         self._db = db
@@ -63,6 +71,15 @@ class DuckDBGraph:
         with self._db.lock:
             self._linked_facts = None
 
+    def _reads(self) -> AbstractContextManager[Any]:
+        """Held over the follow's reads, so they read one state of the graph."""
+        return self._db.lock
+
+    def _subjects_or_groups(self, subjects: list[str], pairs: list[tuple[str, str]]) -> tuple[str, list[Any]]:
+        """The subjects' open observations, or any of a (subject, relation) group: its filter."""
+        where = f"((ended_at IS NULL AND {self._in.format('subject')}) OR list_contains(?, [subject, relation]))"
+        return where, [subjects, [list(p) for p in pairs]]
+
     # -- the follow: its reads, and its write inside the write's transaction ---------------------
 
     def follow_inputs(
@@ -74,7 +91,7 @@ class DuckDBGraph:
         single_valued: frozenset[str],
     ) -> GraphInputs:
         ns = ns_params(namespace)
-        with self._db.lock:
+        with self._reads():
             linked = self._linked(ns, list(fact_ids))
             involved = set(triples) | {
                 (lo.observation.subject, lo.observation.relation, lo.observation.object)
@@ -87,11 +104,9 @@ class DuckDBGraph:
             if subjects:
                 # One query for both: the subjects' open observations, and every observation
                 # (ended too) of a single-valued group. Added in the order separate queries took.
-                sql = (
-                    f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND "
-                    "((ended_at IS NULL AND list_contains(?, subject)) OR list_contains(?, [subject, relation]))"
-                )
-                found = [_observation(r) for r in self._db.rows(sql, [*ns, subjects, [list(p) for p in pairs]])]
+                where, params = self._subjects_or_groups(subjects, pairs)
+                sql = f"SELECT {_OBS} FROM graph_triples t WHERE {NS_WHERE} AND {where}"
+                found = [_observation(r) for r in self._db.rows(sql, [*ns, *params])]
                 wanted = set(subjects)
                 groups: dict[tuple[str, str], list[Observation]] = {}
                 for obs in found:
@@ -103,15 +118,17 @@ class DuckDBGraph:
                         observations[obs.triple_id] = obs
             links: list[Link] = []
             if observations:
-                sql = f"SELECT {_LINK_COLS} FROM graph_links WHERE {NS_WHERE} AND list_contains(?, triple_id)"
+                sql = f"SELECT {_LINK_COLS} FROM graph_links WHERE {NS_WHERE} AND {self._in.format('triple_id')}"
                 links = [Link(*row) for row in self._db.rows(sql, [*ns, sorted(observations)])]
             facts = sorted({link.fact_id for link in links})
-            states = {r.fact_id: r for r in map(row_to_version, self._db.rows(_LATEST_OF, [facts]))} if facts else {}
+            states = (
+                {r.fact_id: r for r in map(row_to_version, self._db.rows(self._latest_of, [facts]))} if facts else {}
+            )
             types: dict[str, set[str | None]] = {}
             if entities:
                 sql = (
                     f"SELECT entity_id, entity_type FROM graph_entities WHERE {NS_WHERE} "
-                    "AND list_contains(?, entity_id)"
+                    f"AND {self._in.format('entity_id')}"
                 )
                 for entity, entity_type in self._db.rows(sql, [*ns, sorted(entities)]):
                     types.setdefault(entity, set()).add(entity_type)
@@ -123,7 +140,7 @@ class DuckDBGraph:
         sql = (
             f"SELECT {_OBS}, l.fact_id, l.key, l.content_sha256, l.link_kind, l.linked_at FROM graph_links l "
             "JOIN graph_triples t USING (tenant, scope, owner_id, triple_id) "
-            "WHERE l.tenant = ? AND l.scope = ? AND l.owner_id = ? AND list_contains(?, l.fact_id)"
+            f"WHERE l.tenant = ? AND l.scope = ? AND l.owner_id = ? AND {self._in.format('l.fact_id')}"
         )
         out: dict[str, list[LinkedObservation]] = {}
         for row in self._db.rows(sql, [*ns, fact_ids]):
@@ -140,8 +157,8 @@ class DuckDBGraph:
         ended = sorted(change.ends)
         link_triples = sorted({link.triple_id for link in change.links})
         entities = sorted({entity for entity, _ in change.entities})
-        where = f"{NS_WHERE} AND list_contains(?, triple_id)"
-        entity_where = f"{NS_WHERE} AND list_contains(?, entity_id)"
+        where = f"{NS_WHERE} AND {self._in.format('triple_id')}"
+        entity_where = f"{NS_WHERE} AND {self._in.format('entity_id')}"
         # Rows about to change, as they stand (new triples have none yet; links and entities may
         # repeat an earlier write's, so their whole matching set is recorded before and after).
         if ended:
@@ -193,11 +210,11 @@ class DuckDBGraph:
         if entities:
             tx.added("graph_entities", entity_where, [*base, entities])
 
-    @staticmethod
-    def forget(tx: AuditedTx, fact_ids: Sequence[str]) -> None:
+    @classmethod
+    def forget(cls, tx: AuditedTx, fact_ids: Sequence[str]) -> None:
         """Redaction, inside its audited transaction: drop the links of the given facts, and the
         triples (and entities) no other fact links."""
-        links = "list_contains(?, fact_id)"
+        links = cls._in.format("fact_id")
         tx.removed("graph_links", links, [list(fact_ids)])
         tx.execute(f"DELETE FROM graph_links WHERE {links}", [list(fact_ids)])
         orphan_triples = (
@@ -223,9 +240,9 @@ class DuckDBGraph:
         """The observations current at ``as_of`` that name one of ``entities``, with their links."""
         ns = ns_params(namespace)
         where = (
-            "list_contains(?, subject)"
+            self._in.format("subject")
             if as_subject_only
-            else "(list_contains(?, subject) OR list_contains(?, object))"
+            else f"({self._in.format('subject')} OR {self._in.format('object')})"
         )
         params = [*ns, list(entities)] + ([] if as_subject_only else [list(entities)])
         sql = (
@@ -237,7 +254,7 @@ class DuckDBGraph:
         links: dict[str, list[Link]] = {}
         if found:
             for row in self._db.rows(
-                f"SELECT {_LINK_COLS} FROM graph_links WHERE {NS_WHERE} AND list_contains(?, triple_id) "
+                f"SELECT {_LINK_COLS} FROM graph_links WHERE {NS_WHERE} AND {self._in.format('triple_id')} "
                 "ORDER BY linked_at, key",
                 [*ns, [o.triple_id for o in found]],
             ):

@@ -67,6 +67,7 @@ class DuckDBHome:
         self.profiles = DuckDBProfiles(db, audit)
         self.reflect = DuckDBReflect(db)
         self.usage = DuckDBUsage(db)
+        self.feed = None  # the home's only writer: nothing changes behind its back
 
     @classmethod
     def open(
@@ -139,10 +140,11 @@ class DuckDBHome:
         self._db.close()
 
 
-def _home_key(db: DuckDBConnection, key_dir: Path) -> HomeKey | None:
+def _home_key(db: Any, key_dir: Path) -> HomeKey | None:
     """The key this process signs (a writer) or verifies (a reader) the audit chain with. A writer
     without one makes one at its first write, unless the chain is already signed by a key it cannot
-    find: writing on would leave a chain no key verifies."""
+    find: writing on would leave a chain no key verifies. ``db``: either engine's connection (its
+    ``read_only`` and ``rows``); replicas of a PostgreSQL authority share one key folder."""
     key = HomeKey.load(key_dir, private=not db.read_only)
     if db.read_only or (key is not None and key.can_sign):
         return key

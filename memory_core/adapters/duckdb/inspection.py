@@ -65,6 +65,10 @@ TABLE_CLASSES = {
 class DuckDBInspection:
     """``Inspection`` over the home's connection."""
 
+    # What an engine says its own way: each fact's newest version, a JSON attribute.
+    _latest = LATEST
+    _prov_tenant = "json_extract_string(attrs, '$.prov_tenant')"
+
     def __init__(self, db: DuckDBConnection) -> None:
         self._db = db
 
@@ -79,7 +83,7 @@ class DuckDBInspection:
         row owned by another tenant, a graph link to a fact of another namespace."""
         return self._db.dicts(
             "SELECT 'version written by another tenant' AS problem, tenant, scope, owner_id, key FROM memory_versions "
-            "WHERE scope <> 'global' AND json_extract_string(attrs, '$.prov_tenant') <> tenant "
+            f"WHERE scope <> 'global' AND {self._prov_tenant} <> tenant "
             "UNION ALL SELECT 'tenant-scope row owned by another tenant', tenant, scope, owner_id, key "
             "FROM memory_versions WHERE scope = 'tenant' AND owner_id <> tenant "
             "UNION ALL SELECT 'graph link to another namespace', l.tenant, l.scope, l.owner_id, l.key "
@@ -90,7 +94,7 @@ class DuckDBInspection:
 
     def overlapping_intervals(self) -> list[dict[str, Any]]:
         """Every pair of visible facts of one key whose valid intervals overlap (should be none)."""
-        latest = LATEST.format(cols="*", where="TRUE")
+        latest = self._latest.format(cols="*", where="TRUE")
         sql = f"""
         WITH latest AS ({latest}),
         vis AS (SELECT * FROM latest WHERE status IN {VISIBLE_STATUSES!r}
@@ -113,7 +117,7 @@ class DuckDBInspection:
 
     def summary(self) -> dict[str, Any]:
         """Counts a report or an asset prints: tables, namespaces, ops, current states."""
-        latest = LATEST.format(cols="status", where="TRUE")
+        latest = self._latest.format(cols="status", where="TRUE")
         tables = self.table_counts()
         # One scan of the heads view for all four counts (each view scan is a window query).
         tenants, owners, keys, tombstoned = self._db.rows(
@@ -128,7 +132,7 @@ class DuckDBInspection:
             "tombstoned_keys": int(tombstoned),
             "versions_by_op": dict(self._db.rows("SELECT op, count(*) FROM memory_versions GROUP BY op ORDER BY op")),
             "facts_by_status": dict(
-                self._db.rows(f"SELECT status, count(*) FROM ({latest}) GROUP BY status ORDER BY status")
+                self._db.rows(f"SELECT status, count(*) FROM ({latest}) l GROUP BY status ORDER BY status")
             ),
         }
 
@@ -144,9 +148,9 @@ class DuckDBInspection:
     def tenant_report(self, tenant: str) -> dict[str, Any]:
         """One tenant's counts: facts by status (latest state), owners and keys per scope, graph
         triples, queued extraction jobs, owed resolver marks."""
-        latest = LATEST.format(cols="status", where="tenant = ?")
+        latest = self._latest.format(cols="status", where="tenant = ?")
         status = {
-            s: int(n) for s, n in self._db.rows(f"SELECT status, count(*) FROM ({latest}) GROUP BY status", [tenant])
+            s: int(n) for s, n in self._db.rows(f"SELECT status, count(*) FROM ({latest}) l GROUP BY status", [tenant])
         }
         scopes = self._db.dicts(
             "SELECT scope, count(DISTINCT owner_id) AS owners, count(DISTINCT key) AS keys FROM memory_versions "

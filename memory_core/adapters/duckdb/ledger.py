@@ -19,7 +19,12 @@ ERASURE_ACTIVE = ("queued", "running", "failed")  # an abandoned or finished era
 
 
 class DuckDBLedger:
-    """``ResolverLedger`` over the home's connection."""
+    """``ResolverLedger`` over the home's connection.
+
+    The PostgreSQL ledger (``postgres.ledger``) shares these statements but for list membership
+    (``_in``) and the writes several processes may make at once."""
+
+    _in = "list_contains(?, {})"  # a column is one of a list parameter
 
     def __init__(self, db: DuckDBConnection) -> None:
         self._db = db
@@ -51,7 +56,7 @@ class DuckDBLedger:
         rows = self._db.rows(
             "SELECT fact_id, tenant, scope, owner_id, key, content_sha256, seq, mark, reason, attempts FROM ("
             " SELECT *, row_number() OVER (PARTITION BY tenant, scope, owner_id ORDER BY seq DESC) AS turn"
-            f" FROM resolver_marks m WHERE mark = 'owed' AND NOT list_contains(?, tenant){paused})"
+            f" FROM resolver_marks m WHERE mark = 'owed' AND NOT {self._in.format('tenant')}{paused}) AS owed"
             " ORDER BY turn, tenant, scope, owner_id LIMIT ?",
             [*params, limit],
         )
@@ -72,7 +77,7 @@ class DuckDBLedger:
 
     def drop_stale(self, before: datetime, at: datetime, reason: str, skip_tenants: Sequence[str] = ()) -> int:
         """Stamp ``dropped`` every row owed since before ``before``; its reason keeps why it was owed."""
-        where = "mark = 'owed' AND marked_at < ? AND NOT list_contains(?, tenant)"
+        where = f"mark = 'owed' AND marked_at < ? AND NOT {self._in.format('tenant')}"
         params = [before, list(skip_tenants)]
         with self._db.tx() as con:
             count = con.execute(f"SELECT count(*) FROM resolver_marks WHERE {where}", params).fetchall()[0][0]
@@ -162,12 +167,15 @@ class DuckDBLedger:
     def erasure_under_way(self, tenant: str) -> bool:
         return bool(
             self._db.rows(
-                "SELECT 1 FROM erasures WHERE tenant = ? AND list_contains(?, status)", [tenant, list(ERASURE_ACTIVE)]
+                f"SELECT 1 FROM erasures WHERE tenant = ? AND {self._in.format('status')}",
+                [tenant, list(ERASURE_ACTIVE)],
             )
         )
 
     def tenants_under_erasure(self) -> list[str]:
         return [
             r[0]
-            for r in self._db.rows("SELECT tenant FROM erasures WHERE list_contains(?, status)", [list(ERASURE_ACTIVE)])
+            for r in self._db.rows(
+                f"SELECT tenant FROM erasures WHERE {self._in.format('status')}", [list(ERASURE_ACTIVE)]
+            )
         ]

@@ -66,7 +66,16 @@ def _row(r: Sequence[Any]) -> QueueRow:
 
 
 class DuckDBQueue:
-    """``WorkQueue`` over the home's connection."""
+    """``WorkQueue`` over the home's connection.
+
+    What an engine says its own way is kept apart (the class attributes, ``_write``,
+    ``_hold_capacity``, ``claim``, ``unfinished_jobs``): the PostgreSQL queue
+    (``postgres.queue``) says those and shares the rest."""
+
+    _in = "list_contains(?, {})"  # a column is one of a list parameter
+    _for_update = ""  # a lease checked before it is written: this process is the home's only writer
+    _generation = "TRY_CAST(json_extract(payload, '$.generation') AS BIGINT)"
+    _session = "json_extract_string(payload, '$.session')"
 
     def __init__(self, db: DuckDBConnection) -> None:
         self._db = db
@@ -97,6 +106,9 @@ class DuckDBQueue:
             self._forget_cache()
             yield con
 
+    def _hold_capacity(self, con: Any, namespace: Namespace, kind: str) -> None:
+        """Held from a capacity check to its insert (one writer here: nothing to hold)."""
+
     def enqueue(
         self,
         queue_id: str,
@@ -113,6 +125,7 @@ class DuckDBQueue:
         unfinished jobs of this kind."""
         with self._write() as con:
             if capacity is not None:
+                self._hold_capacity(con, namespace, kind)
                 waiting = con.execute(
                     f"SELECT count(*) FROM extraction_queue WHERE {NS_WHERE} AND kind = ? "
                     "AND status IN ('pending', 'running')",
@@ -178,7 +191,8 @@ class DuckDBQueue:
 
     def _leased(self, con, queue_id: str, worker: str) -> bool:
         found = con.execute(
-            "SELECT 1 FROM extraction_queue WHERE queue_id = ? AND status = 'running' AND lease_owner = ?",
+            "SELECT 1 FROM extraction_queue WHERE queue_id = ? AND status = 'running' AND lease_owner = ?"
+            f"{self._for_update}",
             [queue_id, worker],
         ).fetchall()
         return bool(found)
@@ -210,7 +224,7 @@ class DuckDBQueue:
         with self._write() as con:
             leased = con.execute(
                 "SELECT attempts, max_attempts FROM extraction_queue "
-                "WHERE queue_id = ? AND status = 'running' AND lease_owner = ?",
+                f"WHERE queue_id = ? AND status = 'running' AND lease_owner = ?{self._for_update}",
                 [queue_id, worker],
             ).fetchall()
             if not leased:
@@ -233,7 +247,7 @@ class DuckDBQueue:
         where = f"{NS_WHERE} AND requested_by = ? AND status = 'failed'"
         params: list[Any] = [*ns_params(namespace), requested_by]
         if queue_ids is not None:
-            where += " AND list_contains(?, queue_id)"
+            where += f" AND {self._in.format('queue_id')}"
             params.append(list(queue_ids))
         with self._write() as con:
             rows = con.execute(
@@ -258,7 +272,7 @@ class DuckDBQueue:
         where = f"{NS_WHERE} AND requested_by = ?"
         params: list[Any] = [*ns_params(namespace), requested_by]
         if queue_ids is not None:
-            where += " AND list_contains(?, queue_id)"
+            where += f" AND {self._in.format('queue_id')}"
             params.append(list(queue_ids))
         return [
             _row(r)
@@ -270,10 +284,10 @@ class DuckDBQueue:
     def earlier_spans(
         self, namespace: Namespace, session: str, *, generation: int, banked_at: datetime, limit: int
     ) -> list[QueueRow]:
-        gen = "TRY_CAST(json_extract(payload, '$.generation') AS BIGINT)"
+        gen = self._generation
         rows = self._db.rows(
             f"SELECT {', '.join(_COLS)} FROM extraction_queue WHERE {NS_WHERE} AND kind = 'harvest' "
-            f"AND json_extract_string(payload, '$.session') = ? AND ({gen} < ? OR ({gen} = ? AND created_at < ?)) "
+            f"AND {self._session} = ? AND ({gen} < ? OR ({gen} = ? AND created_at < ?)) "
             f"ORDER BY {gen} DESC, created_at DESC, queue_id DESC LIMIT ?",
             [*ns_params(namespace), session, generation, generation, banked_at, limit],
         )

@@ -69,7 +69,23 @@ def _decided(c: Claim) -> list[Any]:
     return [c.status, connections_json(c.connections), content, action, why, c.reason, c.fact_id, c.fact_key]
 
 
+def staged_row(c: Claim, ns: Sequence[str], at: datetime) -> list[Any]:
+    """A claim's row as staged in its source's namespace ``ns`` at ``at``, in ``_CLAIM`` order
+    (then staged_at, updated_at)."""
+    return (
+        [c.claim_id, *ns, c.source_ref, c.source_kind, c.source_seq, c.source_fact, c.source_key]
+        + [c.ordinal, c.text, c.key, c.memory_type, c.subject, c.observed_at]
+        + [json.dumps([list(t) for t in c.relations]), c.whole, *_decided(c), c.outcome]
+        + [c.applying_from, c.archived, at, at]
+    )
+
+
 class DuckDBReflect:
+    # What PostgreSQL says its own way: a column is one of a list parameter; an event's evidence
+    # holds a tag.
+    _in = "list_contains(?, {})"
+    _has_tag = "list_contains(json_extract_string(body, '$.evidence[*]'), ?)"
+
     def __init__(self, db: DuckDBConnection) -> None:
         self._db = db
 
@@ -92,8 +108,8 @@ class DuckDBReflect:
 
     def events(self, tenant: str, since: int, upto: int, limit: int, types: Sequence[str]) -> list[StateChange]:
         rows = self._db.dicts(
-            f"SELECT {', '.join(EVENT_COLUMNS)} FROM state_changes WHERE tenant = ? AND list_contains(?, event_type) "
-            "AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+            f"SELECT {', '.join(EVENT_COLUMNS)} FROM state_changes WHERE tenant = ? "
+            f"AND {self._in.format('event_type')} AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
             [tenant, list(types), since, upto, limit],
         )
         return [event_of(r) for r in rows]
@@ -101,7 +117,7 @@ class DuckDBReflect:
     def tagged(self, tenant: str, since: int, tag: str) -> list[StateChange]:
         rows = self._db.dicts(
             f"SELECT {', '.join(EVENT_COLUMNS)} FROM state_changes WHERE tenant = ? AND seq > ? "
-            "AND list_contains(json_extract_string(body, '$.evidence[*]'), ?) ORDER BY seq",
+            f"AND {self._has_tag} ORDER BY seq",
             [tenant, since or 0, tag],
         )
         return [event_of(r) for r in rows]
@@ -110,7 +126,7 @@ class DuckDBReflect:
         if not refs:
             return set()
         rows = self._db.rows(
-            "SELECT source_ref FROM reflect_inputs WHERE tenant = ? AND list_contains(?, source_ref)",
+            f"SELECT source_ref FROM reflect_inputs WHERE tenant = ? AND {self._in.format('source_ref')}",
             [tenant, list(refs)],
         )
         return {r[0] for r in rows}
@@ -123,10 +139,7 @@ class DuckDBReflect:
                     continue
                 con.execute(
                     f"INSERT INTO reflect_claims ({_CLAIM}, staged_at, updated_at) VALUES ({', '.join(['?'] * 30)})",
-                    [c.claim_id, *ns, c.source_ref, c.source_kind, c.source_seq, c.source_fact, c.source_key]
-                    + [c.ordinal, c.text, c.key, c.memory_type, c.subject, c.observed_at]
-                    + [json.dumps([list(t) for t in c.relations]), c.whole, *_decided(c), c.outcome]
-                    + [c.applying_from, c.archived, at, at],
+                    staged_row(c, ns, at),
                 )
             con.execute(
                 "INSERT INTO reflect_inputs VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'reduced', ?, NULL)",

@@ -16,7 +16,7 @@ from ...identity import Namespace
 from ...substrate.decisions import DecisionTrace, Interaction
 from ...substrate.events import StateChange
 from ...substrate.frames import Frame
-from ...substrate.lenses import Assignment, Capability, Lens, PermissionGroup, parse_lens
+from ...substrate.lenses import Assignment, Capability, Lens, PermissionGroup
 from ...substrate.receipts import Receipt, body_of
 from .audit_ledger import BOUND, AuditedTx, insert_self_bound
 from .connection import DuckDBConnection
@@ -32,7 +32,17 @@ from .schema_substrate import (
     PREFERENCE_COLUMNS,
     RECEIPT_COLUMNS,
 )
-from .substrate_rows import decision_of, decision_params, event_of, event_params, frame_of, frame_params, to_json
+from .substrate_rows import (
+    decision_of,
+    decision_params,
+    event_of,
+    event_params,
+    first_seen,
+    frame_of,
+    frame_params,
+    lens_of,
+    to_json,
+)
 from .webhooks import DuckDBWebhooks
 
 
@@ -157,18 +167,7 @@ class DuckDBSubstrate:
             "ORDER BY c.lens_id",
             [tenant],
         )
-        return [
-            parse_lens(
-                tenant,
-                lens_id,
-                json.loads(contract),
-                json.loads(prefs) if prefs else None,
-                version=int(version),
-                defined_at=utc(at),
-                defined_by=by,
-            )
-            for lens_id, version, contract, prefs, at, by in rows
-        ]
+        return [lens_of(tenant, r) for r in rows]
 
     def assignments(self, tenant: str, consumer: str | None = None) -> list[Assignment]:
         rows = self._db.rows(
@@ -276,11 +275,7 @@ class DuckDBSubstrate:
             "ORDER BY asked_at, rowid",
             [tenant, frame_id],
         )
-        out: dict[str, None] = {}
-        for (refs,) in rows:
-            for r in json.loads(refs):
-                out.setdefault(r, None)
-        return list(out)
+        return first_seen(rows)
 
     def interaction(self, tenant: str, interaction_id: str) -> Interaction | None:
         rows = self._db.dicts(

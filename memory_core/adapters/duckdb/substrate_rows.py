@@ -4,16 +4,41 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import Any, Sequence
 
 from ...substrate.decisions import DecisionTrace
 from ...substrate.events import FactChange, FieldChange, StateChange
 from ...substrate.frames import Frame, NextStep
+from ...substrate.lenses import Lens, parse_lens
 from .schema import utc
 
 
 def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def first_seen(refs_rows: Sequence[Sequence[Any]]) -> list[str]:
+    """The refs of rows of one JSON list each (``interactions.refs``), in the order first shown."""
+    out: dict[str, None] = {}
+    for (refs,) in refs_rows:
+        for r in json.loads(refs):
+            out.setdefault(r, None)
+    return list(out)
+
+
+def lens_of(tenant: str, row: Sequence[Any]) -> Lens:
+    """A lens from its newest contract row joined to its preferences: (lens_id, version,
+    contract, preferences, defined_at, defined_by)."""
+    lens_id, version, contract, prefs, at, by = row
+    return parse_lens(
+        tenant,
+        lens_id,
+        json.loads(contract),
+        json.loads(prefs) if prefs else None,
+        version=int(version),
+        defined_at=utc(at),
+        defined_by=by,
+    )
 
 
 def event_params(seq: int, e: StateChange, audit_seq: int) -> list[Any]:

@@ -117,17 +117,7 @@ class DuckDBUsage:
                     "INSERT INTO usage_totals SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
                     "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::BIGINT[]), unnest(?::BIGINT[]), "
                     "unnest(?::BIGINT[]), unnest(?::TIMESTAMPTZ[]), ?",
-                    [
-                        [t.namespace.tenant for t in totals],
-                        [t.namespace.scope.value for t in totals],
-                        [t.namespace.owner_id for t in totals],
-                        _ids(totals),
-                        [t.exposures for t in totals],
-                        [t.recalls for t in totals],
-                        [t.negative for t in totals],
-                        [t.last_seen for t in totals],
-                        at,
-                    ],
+                    [*totals_columns(totals), at],
                 )
             con.execute("DELETE FROM usage_exposures WHERE seq <= ?", [exposures_through])
             if folded:
@@ -145,3 +135,18 @@ class DuckDBUsage:
 
 def _ids(totals: Sequence[UsageTotals]) -> list[str]:
     return [t.fact_id for t in totals]
+
+
+def totals_columns(totals: Sequence[UsageTotals]) -> list[list]:
+    """The totals as columns: tenant, scope, owner_id, fact_id, exposures, recalls, negative,
+    last_seen (``usage_totals`` less its ``folded_at``)."""
+    return [
+        [t.namespace.tenant for t in totals],
+        [t.namespace.scope.value for t in totals],
+        [t.namespace.owner_id for t in totals],
+        _ids(totals),
+        [t.exposures for t in totals],
+        [t.recalls for t in totals],
+        [t.negative for t in totals],
+        [t.last_seen for t in totals],
+    ]

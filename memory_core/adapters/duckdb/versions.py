@@ -341,23 +341,36 @@ class DuckDBVersions:
                 written = self._substrate.write(tx, events, ())
                 # The ledger records the digests replaced and their replacements, never the bytes.
                 with tx.touching("memory_versions", "list_contains(?, id)", [touched]):
-                    for row in requoted:
-                        tx.execute("UPDATE memory_versions SET attrs = ? WHERE id = ?", [attrs_json(row), row.id])
-                    for row in rows:
-                        scrubbed = dataclasses.replace(
-                            row,
-                            index_context=None,
-                            relations=(),
-                            provenance=dataclasses.replace(row.provenance, source_quote=None),
-                        )
-                        tx.execute(
-                            "UPDATE memory_versions SET value_json = ?, content_sha256 = ?, attrs = ? WHERE id = ?",
-                            [value_json, content_sha256, attrs_json(scrubbed), row.id],
-                        )
+                    for statement, params in redactions(rows, value_json, content_sha256, requoted):
+                        tx.execute(statement, params)
                 self._graph.forget(tx, sorted({r.fact_id for r in rows}))
             self._substrate.committed(written)
             self._forget_cache()
             self._db.con.execute("CHECKPOINT")  # fold the WAL, which still holds the old bytes
+
+
+def redactions(
+    rows: Sequence[FactVersion], value_json: str, content_sha256: str, requoted: Sequence[FactVersion]
+) -> list[tuple[str, list[Any]]]:
+    """The statements of a redaction (plain SQL, shared with PostgreSQL): ``requoted`` rows get
+    their new attrs; ``rows`` the new value, without the words kept beside it."""
+    out: list[tuple[str, list[Any]]] = [
+        ("UPDATE memory_versions SET attrs = ? WHERE id = ?", [attrs_json(row), row.id]) for row in requoted
+    ]
+    for row in rows:
+        scrubbed = dataclasses.replace(
+            row,
+            index_context=None,
+            relations=(),
+            provenance=dataclasses.replace(row.provenance, source_quote=None),
+        )
+        out.append(
+            (
+                "UPDATE memory_versions SET value_json = ?, content_sha256 = ?, attrs = ? WHERE id = ?",
+                [value_json, content_sha256, attrs_json(scrubbed), row.id],
+            )
+        )
+    return out
 
 
 def _insert_rows(
