@@ -16,6 +16,7 @@ from .profiles import ProfileSchemaStore
 from .reflect import ReflectStore
 from .store import (
     ApiKeyStore,
+    ChangeFeed,
     GraphStore,
     Inspection,
     Mark,
@@ -34,6 +35,7 @@ from .webhooks import WebhookStore, WebhookTransport
 __all__ = [
     "LLM",
     "ApiKeyStore",
+    "ChangeFeed",
     "Clock",
     "CommunityStore",
     "ConsolidationStore",

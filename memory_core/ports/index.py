@@ -121,6 +121,11 @@ class IndexSink(Protocol):
         texts and vectors: what ``NewRows.data`` answers."""
         ...
 
+    def replay(self, fact_ids: Sequence[str]) -> None:
+        """Queue the latest state of facts another process wrote to a shared authority; the
+        index may hold an older state of them already, so theirs replaces it."""
+        ...
+
     def forget(self, fact_ids: Sequence[str]) -> None:
         """Drop these facts' rows and every older version of the index's files (a redaction)."""
         ...

@@ -305,6 +305,19 @@ class ApiKeyStore(Protocol):
         ...
 
 
+class ChangeFeed(Protocol):
+    """What a shared authority's other writers did: the audit chain's position (its newest seq)
+    and the namespaces and ops of its rows after a position. Only an authority several processes
+    write has one (``Store.feed``); an embedded home is its only writer and has none."""
+
+    def position(self) -> int: ...
+
+    def changed_since(self, position: int) -> list[tuple[str, str, str, str]]:
+        """(tenant, scope, owner_id, op) of every audit row after ``position`` ('*' where a row
+        names no one scope or owner)."""
+        ...
+
+
 class Store(Protocol):
     """The authoritative store of one memory home: its ports over one connection."""
 
@@ -327,5 +340,6 @@ class Store(Protocol):
     profiles: ProfileSchemaStore
     reflect: ReflectStore
     usage: UsageStore  # the usage fold's totals (docs/workers.md)
+    feed: ChangeFeed | None  # other processes' writes, where they can happen (docs/scaling.md)
 
     def close(self) -> None: ...

@@ -1,5 +1,4 @@
-"""The session: the ports one process holds on a memory home, and the one commit every write goes
-through.
+"""The session: one process's ports on a memory home, and the one commit every write goes through.
 
 **The lock rule.** A write holds ``session.locked()`` from its first read of the rows it decides
 on until its commit returns. ``commit`` itself takes the lock too (it is re-entrant), and under
@@ -8,8 +7,8 @@ transaction (version rows, graph writes, audit rows; all or nothing), and the in
 queuing the changed states (or, for a batch, writing them with its staged rows) and the peer
 vectors. So the index queue and the peer cache always follow the log in commit order. Reads that
 need the index to be current (a search) flush the queue themselves; the index write of a point
-write happens there, or when the queue grows long, never inside the transaction. ``redact`` (the
-one edit of the log in place) follows the same rule.
+write happens there, or when the queue grows long, never inside the transaction. ``redact`` too.
+Over a shared authority the lock first catches up with the other writers (``follow``).
 """
 
 from __future__ import annotations
@@ -56,6 +55,7 @@ from ..write.tenant_config import WriteConfig, config_from_stored
 from .conversations import Conversations
 from .entities import GraphEntities
 from .events import write_events
+from .follow import follow_authority
 from .graph import follow_graph
 from .holds import refuse_held
 from .peer_cache import keep_peers, peer_vectors_of
@@ -92,9 +92,8 @@ class Commit:
     staged: StagedRows | None = None
     before_commit: Callable[[], None] | None = None
     new_rows: NewRows | None = None
-    # The substrate's part: what the write's events say beyond its rows (``context``), the events
-    # themselves when the write appends no version row (``events``; None: one per audit entry,
-    # from the rows), and the versioned records it keeps (a lens, a frame, a decision trace).
+    # The substrate's part: what its events say beyond its rows (``context``), the events when it
+    # appends no version row (``events``; None: one per audit entry), the records it keeps.
     context: EventContext = EventContext()
     events: tuple[StateChange, ...] | None = None
     records: tuple[SubstrateRecord, ...] = ()
@@ -158,6 +157,7 @@ class Session:
         # Members built on first use are built once, whichever thread asks first.
         self._building = threading.Lock()
         self.erasing = threading.RLock()  # one erasure saga at a time in this process
+        self.follower = follow_authority(self)  # other processes' writes (a shared authority)
 
     # -- members built on first use ----------------------------------------------------------
 
@@ -265,8 +265,7 @@ class Session:
 
     def head_version(self, namespace: Namespace, key: str) -> int:
         """The key's newest stored version number (0: none)."""
-        head = self.versions.head(namespace, key)
-        return head.version if head else 0
+        return head.version if (head := self.versions.head(namespace, key)) else 0
 
     def conversation_context(self, namespace: Namespace, session: str) -> str | None:
         """The index context of the next note ``session`` writes in ``namespace``: the words of
@@ -319,12 +318,12 @@ class Session:
             raise InvalidInput(f"this memory home is open read-only: {what}")
 
     def locked(self) -> ContextManager[None]:
-        return self.versions.locked()
+        return self.versions.locked() if self.follower is None else self.follower.locked()
 
     def commit(self, write: Commit) -> None:
         """Apply one decided write (see the module's lock rule)."""
         rows = write.rows
-        with self.versions.locked():
+        with self.locked():
             # Opened before the transaction: an index that cannot be opened (another embedder's)
             # refuses the write, and an index opened now starts its watermark before these rows.
             # Lazily: with no erasure under way (nearly always), no namespace is built.
@@ -347,6 +346,8 @@ class Session:
                 before_commit=write.before_commit,
                 staged=write.staged,
             )
+            if self.follower is not None:
+                self.follower.committed_here()
             self.entities.noted(graph)  # at once: what follows may raise, the graph rows stand
             index_vectors, peer_vectors = write.landed() if write.landed else (write.index_vectors, write.peer_vectors)
             if index is not None:

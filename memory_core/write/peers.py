@@ -157,6 +157,11 @@ class PeerVectors:
             out.append([(ids[i], keys[i], float(line[i])) for i in ordered])
         return out
 
+    def forget(self, namespace: Namespace) -> None:
+        """Drop one namespace (written by another process): loaded again when next needed."""
+        with self._locked():
+            self._blocks.pop(namespace, None)
+
     def clear(self) -> None:
         with self._locked():
             self._blocks.clear()

@@ -69,8 +69,10 @@ class IndexProjector(IndexMending):
         indexable: Indexable,
         *,
         flush_at: int = 256,
+        follow: Callable[[], object] | None = None,
     ) -> None:
         self.versions = versions
+        self.follow = follow  # catches up with other writers of a shared authority (``session.follow``)
         self.projections = projections
         self.index = index
         self.embedder = embedder
@@ -123,9 +125,13 @@ class IndexProjector(IndexMending):
         behind = self.versions.rows_since(self.projections.index_watermark(), self._horizon)
         if behind:
             log.info("index is %d facts behind the store; projecting them", len(behind))
-            self._replayed.update(behind)
-            self.enqueue(self.versions.latest_states(behind), hold=True)  # the flush calling this writes them
+            self.replay(behind)
         self._caught_up = True  # only once read: a read that failed is tried again by the next flush
+
+    def replay(self, fact_ids: Sequence[str]) -> None:
+        if fact_ids:
+            self._replayed.update(fact_ids)
+            self.enqueue(self.versions.latest_states(fact_ids), hold=True)  # the next flush writes them
 
     def queued(self) -> int:
         return len(self._pending)  # read without the lock: a gauge, not a decision
@@ -158,6 +164,8 @@ class IndexProjector(IndexMending):
             if new_rows is not None:
                 new_rows.done()
             return 0
+        if self.follow is not None:
+            self.follow()  # what other replicas wrote is queued before the check below
         if not settle and new_rows is None and self._nothing_queued():
             return 0  # a search after the upkeep thread (or another search) wrote the queue
         # The queue is taken under the store's lock (no commit in between), and the index's writer
@@ -238,6 +246,8 @@ class IndexProjector(IndexMending):
         if self.versions.read_only:
             return False
         worked = False
+        if self.follow is not None:
+            self.follow()  # an idle replica converges with the others' writes too
         if not self._nothing_queued():
             self.flush(settle=False, fold=False)
             worked = True
