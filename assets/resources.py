@@ -17,7 +17,7 @@ import dagster as dg
 from memory_core import Memory
 from memory_core.adapters.embedders import make_embedder
 from memory_core.client import RemoteMemory
-from memory_core.environment import resolve_home
+from memory_core.environment import resolve_home, resolve_store
 from memory_core.errors import MemcoreError
 from memory_core.ports import Embedder
 from memory_core.resolver.actions import PassReport, ResolverSettings
@@ -51,6 +51,10 @@ class MemoryHomeResource(dg.ConfigurableResource):
     home: str = ""
     url: str = ""
     key_env: str = "MEMCORE_KEY"
+    # A PostgreSQL authority several processes share (empty: $MEMCORE_STORE, else the home's own
+    # file); the home then holds this process's index. Workers on other machines can open it at
+    # once (docs/scaling.md).
+    store: str = ""
 
     @property
     def path(self) -> Path:
@@ -63,7 +67,8 @@ class MemoryHomeResource(dg.ConfigurableResource):
         use ``maintenance`` instead."""
         # Open for the work at hand only: DuckDB allows one writer process per file.
         built = embedder.build(self.path) if embedder is not None else None
-        with Memory.open(self.path, create=not read_only, read_only=read_only, embedder=built) as memory:
+        store = resolve_store(self.store or None)
+        with Memory.open(self.path, create=not read_only, read_only=read_only, embedder=built, store=store) as memory:
             yield memory
 
     def identity(self) -> str:
@@ -112,7 +117,7 @@ class MemoryHomeResource(dg.ConfigurableResource):
                 return dg.SkipReason(exc.description or "the memory service needs an admin API key")
             except MemcoreError as exc:
                 return dg.SkipReason(f"the memory service at {self.url} did not answer ({exc.code}); will look again")
-        if not (self.path / "memory.duckdb").exists():
+        if not (self.path / "memory.duckdb").exists() and resolve_store(self.store or None) is None:
             return dg.SkipReason(f"no memory home at {self.path} yet")
         try:
             with self.maintenance(read_only=True) as home:

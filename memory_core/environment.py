@@ -19,6 +19,17 @@ def resolve_home(explicit: str | Path | None = None, environ: Mapping[str, str] 
     return Path(value).expanduser() if value else Path(DEFAULT_HOME)
 
 
+STORE_ENV = "MEMCORE_STORE"
+
+
+def resolve_store(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+    """``--store`` wins, then ``MEMCORE_STORE``; None: the home's own DuckDB file."""
+    if explicit:
+        return explicit
+    env = os.environ if environ is None else environ
+    return env.get(STORE_ENV, "").strip() or None
+
+
 EMBEDDER_ENV = "MEMCORE_EMBEDDER"
 DEFAULT_EMBEDDER = "static"
 

@@ -67,8 +67,23 @@ def open_lance_index(session: Session) -> IndexPorts:
     added = [] if store.read_only else index.upgrade_layout()
     if added:
         log.info("the retrieval index gained the columns %s", ", ".join(added))
-    sink = IndexProjector(session.versions, session.projections, index, embedder, session.clock, session.indexable)
+    follow = session.follower.sync if session.follower is not None else None
+    sink = IndexProjector(
+        session.versions, session.projections, index, embedder, session.clock, session.indexable, follow=follow
+    )
     return sink, LanceSearch(index)
+
+
+def open_store(home: Path, url: str | None, *, create: bool, read_only: bool, key_dir: str | Path | None) -> Store:
+    """The authoritative store: the home's DuckDB file, or the PostgreSQL authority ``url`` names."""
+    if url is None:
+        return DuckDBHome.open(home, create=create, read_only=read_only, key_dir=key_dir)
+    if not isinstance(url, str) or not url.lower().startswith(("postgresql://", "postgres://")):
+        raise InvalidInput("store must be a postgresql:// URL (or None for the home's own file)", field="store")
+    from ..adapters.postgres.home import PgHome  # psycopg is the scale extra's: loaded only when asked for
+
+    keys = Path(key_dir) if key_dir is not None else None
+    return PgHome.open(url, home, create=create, read_only=read_only, key_dir=keys)
 
 
 @guard_ops(MEMORY_RULES)  # every argument is checked before the op runs (api/validate.py)
@@ -120,15 +135,19 @@ class Memory:
         open_index: Callable[[Session], IndexPorts] = open_lance_index,
         key_dir: str | Path | None = None,
         llm: LLM | None = None,
+        store: str | None = None,
         **embedder_options: Any,
     ) -> "Memory":
         """Open (or create) the home at ``home``. ``open_index`` builds the retrieval index the
         first time something needs it (default: the home's Lance index); a test may wrap it.
         ``key_dir``: where the home's signing key lives (default ``<home>/keys``); keep it
         elsewhere to protect the audit chain from whoever can write the home (``docs/audit.md``).
-        ``llm``: the language model ``ask`` answers through (``adapters.llm.openai_chat.OpenAIChat``)."""
+        ``llm``: the language model ``ask`` answers through (``adapters.llm.openai_chat.OpenAIChat``).
+        ``store``: a PostgreSQL authority (``postgresql://...?schema=NAME``) several processes share,
+        instead of the home's own DuckDB file; the home then keeps this process's index and files
+        (``docs/scaling.md``)."""
         home = Path(home)
-        store = DuckDBHome.open(home, create=create, read_only=read_only, key_dir=key_dir)
+        store = open_store(home, store, create=create, read_only=read_only, key_dir=key_dir)
         try:
             if isinstance(embedder, str):
                 embedder = make_embedder(embedder, cache_dir=home / "models", **embedder_options)

@@ -120,6 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder-base-url", help="openai embedder: base URL of the endpoint")
     p.add_argument("--embedder-model", help="openai embedder: model name")
     p.add_argument("--embedder-dim", type=int, help="openai embedder: vector dimension")
+    p.add_argument(
+        "--store",
+        help="a PostgreSQL authority (postgresql://...?schema=NAME) instead of the home's own file; the home "
+        "then keeps this process's index (default: $MEMCORE_STORE)",
+    )
+    p.add_argument(
+        "--signing-keys",
+        dest="key_dir",
+        metavar="DIR",
+        help="the folder of the home's signing key (default: <home>/keys); replicas of one store share one",
+    )
     p.add_argument("--debug", action="store_true", help="print the traceback of an internal error on stderr")
     _json_flag(p)
     sub = p.add_subparsers(dest="op", required=True, parser_class=_Parser, metavar="OP")

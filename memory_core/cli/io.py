@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..environment import llm_api_key, resolve_embedder
+from ..environment import llm_api_key, resolve_embedder, resolve_store
 from ..errors import InvalidInput, NotUtf8, ValueTooDeep
 from ..model import FactVersion, WriteResult
 from ..temporal import iso
@@ -60,8 +60,9 @@ SET_OPTION_ARGS = (
 
 
 def embedder_of(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
-    """The embedder a home is opened with (``None``: keep no index) and its options, from
-    ``--embedder`` (else ``MEMCORE_EMBEDDER``) and ``--embedder-base-url / -model / -dim``."""
+    """The embedder a home is opened with (``None``: keep no index) and the other options it is
+    opened with: ``--embedder`` (else ``MEMCORE_EMBEDDER``), ``--embedder-base-url / -model /
+    -dim``, the authority (``--store``, else ``MEMCORE_STORE``) and ``--signing-keys``."""
     embedder = resolve_embedder(args.embedder)
     options = {
         k: v
@@ -69,6 +70,8 @@ def embedder_of(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
             ("base_url", args.embedder_base_url),
             ("model", args.embedder_model),
             ("dim", args.embedder_dim),
+            ("store", resolve_store(getattr(args, "store", None))),
+            ("key_dir", getattr(args, "key_dir", None)),
         )
         if v
     }
