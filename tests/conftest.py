@@ -58,9 +58,16 @@ def store_snapshot(memory: Memory) -> dict[str, list[tuple]]:
 
 @pytest.fixture(autouse=True)
 def face(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """``local``, or ``remote`` in a module marked ``faces``: then every ``Memory.for_run`` of the
-    test answers a remote tool served over HTTP (``tests/remote_face.py``)."""
+    """``local``, or in a module marked ``faces`` also ``remote`` (every ``Memory.for_run`` of the
+    test answers a remote tool served over HTTP: ``tests/remote_face.py``) and ``postgres`` (every
+    ``Memory.open`` of the test opens its home over a PostgreSQL authority: ``tests/pg.py``)."""
     name = getattr(request, "param", "local")
+    if name == "postgres":
+        from tests.pg import on_postgres
+
+        with on_postgres():
+            yield name
+        return
     if name != "remote":
         yield name
         return
@@ -78,4 +85,14 @@ def face(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Ite
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.definition.get_closest_marker("faces"):
-        metafunc.parametrize("face", ["local", "remote"], indirect=True)
+        metafunc.parametrize("face", ["local", "remote", "postgres"], indirect=True)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Drop the PostgreSQL schemas the tests made (``tests/pg.py``), if any."""
+    from tests.pg import DEFAULT_PG_URL, POOL
+
+    if POOL.made:
+        import os
+
+        POOL.drop_all(os.environ.get("MEMCORE_TEST_PG_URL", DEFAULT_PG_URL))
