@@ -4,6 +4,7 @@ import dagster as dg
 
 from memory_core.environment import resolve_service
 
+from .celery import CELERY_JOBS
 from .compounding import consolidation
 from .conversations import conversation_corpus, conversation_extraction
 from .documents import guide_documents
@@ -81,7 +82,7 @@ CHECKS = [
 defs = dg.Definitions(
     assets=ASSETS,
     asset_checks=CHECKS,
-    jobs=list(JOBS),
+    jobs=[*JOBS, *CELERY_JOBS],  # the Celery jobs: the scale-out path (docs/scaling_dagster.md)
     schedules=list(SCHEDULES),
     sensors=[extraction_queue_sensor, tenant_partitions_sensor, pipeline_automation, webhook_delivery_sensor],
     # What `dagster asset materialize` runs with (the jobs name their own): on the embedded default

@@ -90,9 +90,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Drop the PostgreSQL schemas the tests made (``tests/pg.py``), if any."""
-    from tests.pg import DEFAULT_PG_URL, POOL
+    from tests.pg import POOL
+    from tests.services import DEFAULT_PG_URL, PG_ENV
 
     if POOL.made:
         import os
 
-        POOL.drop_all(os.environ.get("MEMCORE_TEST_PG_URL", DEFAULT_PG_URL))
+        POOL.drop_all(os.environ.get(PG_ENV, "").strip() or DEFAULT_PG_URL)

@@ -1,5 +1,5 @@
 """PostgreSQL for the tests: a fresh schema per test in the server ``MEMCORE_TEST_PG_URL`` names
-(default the loopback server every development and CI machine runs), dropped afterwards.
+(``tests/services.py``: the loopback server every development and CI machine runs), dropped afterwards.
 
 Without a reachable server the tests that need one skip, saying what they need; under CI
 (``CI=true``) they fail instead: a missing service there is a broken machine, not a reason.
@@ -7,7 +7,6 @@ Without a reachable server the tests that need one skip, saying what they need; 
 
 from __future__ import annotations
 
-import os
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,28 +14,12 @@ from typing import Any, Iterator
 
 import pytest
 
-DEFAULT_PG_URL = "postgresql://postgres@127.0.0.1:5432/test"
+from tests.services import pg_url_or_skip
 
 
 def pg_server_url() -> str:
     """The server's URL, or a skip (a failure under CI) naming what is missing."""
-    url = os.environ.get("MEMCORE_TEST_PG_URL", DEFAULT_PG_URL)
-    try:
-        import psycopg
-    except ImportError as exc:
-        _missing(f"needs psycopg (pip install -e '.[scale]') for PostgreSQL at MEMCORE_TEST_PG_URL: {exc}")
-    try:
-        with psycopg.connect(url, connect_timeout=3) as con:
-            con.execute("SELECT 1")
-    except (OSError, psycopg.Error) as exc:
-        _missing(f"needs PostgreSQL at MEMCORE_TEST_PG_URL ({url}): {exc}")
-    return url
-
-
-def _missing(message: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(message)
-    pytest.skip(message)
+    return pg_url_or_skip()
 
 
 def drop_schema(server: str, schema: str) -> None:
