@@ -22,7 +22,7 @@ from ..write.conversation import wants_context
 from ..write.options import SetOptions
 from ..write.outcome import FactLookup, result_verdict, verdict_rows, write_details
 from ..write.request import SetRequest, SetState
-from ..write.settle import request_of
+from ..write.settle import request_of, restamped
 from ..write.tenant_config import resolve_threshold
 from ..write.verdicts import Peer
 from .core import Commit, key_changes
@@ -88,7 +88,10 @@ def run_set(session: Session, request: SetRequest) -> WriteResult:
             # Under the lock that holds until the commit: the session's tail cannot move in between.
             spoken = session.conversation_context(request.namespace, request.provenance.session)
             state = dataclasses.replace(state, request=dataclasses.replace(request, context=spoken))
-        state = phases.check_live(state, session.versions.fact_states(request.namespace, request.key))
+        states = session.versions.fact_states(request.namespace, request.key)
+        request = restamped(state.request, session.clock.now(), states)  # as of now, under the lock
+        state = dataclasses.replace(state, request=request)
+        state = phases.check_live(state, states)
         state = phases.build_rows(state, session.new_id)
         vector = peer_vector = None
         peer_check = "not_embedded"
