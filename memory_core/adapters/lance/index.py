@@ -224,6 +224,8 @@ class LanceIndex:
         for start in range(0, len(fact_ids), 1000):
             chunk = fact_ids[start : start + 1000]
             self.table.delete(fact_ids_in(chunk))
+        with self._served.lock:
+            self._served.forget(fact_ids)
 
     @one_writer
     def purge_history(self) -> None:

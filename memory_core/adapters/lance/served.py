@@ -50,6 +50,14 @@ class ServedRows:
             now = self.current
             self.current = Served({**now.versions, **served}, now.hidden + len(served))
 
+    def forget(self, fact_ids: Any) -> None:
+        """Serve these facts' rows again as they come (held: ``lock``; their rows were deleted, and
+        a row appended next, a state another process wrote, must not be hidden behind the old
+        mark)."""
+        now, gone = self.current, set(fact_ids)
+        if gone & now.versions.keys():
+            self.current = Served({k: v for k, v in now.versions.items() if k not in gone}, now.hidden)
+
     def take(self) -> None:
         """Publish nothing hidden (held: ``lock``; the hidden rows are gone)."""
         self.current = NOTHING_HIDDEN
