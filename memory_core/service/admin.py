@@ -53,7 +53,9 @@ def _maintenance(state: ServiceState) -> dict[str, Callable[[dict[str, Any]], An
         return memory.projector.optimize()
 
     def index_status() -> Any:
-        return {**memory.projector.status(), "queued": memory.index_queued()}
+        follower = memory.session.follower  # over a shared authority: the other replicas' writes not yet replayed
+        behind = {"behind": follower.behind()} if follower is not None else {}
+        return {**memory.projector.status(), "queued": memory.index_queued(), **behind}
 
     return {
         "sweep_expired": lambda a: memory.sweep_expired(**a),

@@ -62,6 +62,10 @@ class AuthorityFollower:
             self.sync()
             yield
 
+    def behind(self) -> int:
+        """Audit rows other processes wrote that this one has not caught up with yet (0: none)."""
+        return max(0, self._feed.position() - self._audit_seen)
+
     def committed_here(self) -> None:
         """After this process's own commit, under the lock it committed under: everything up to
         now is known (the caller caught up before it wrote, and no one else wrote since)."""
