@@ -336,6 +336,7 @@ MEMORY_RULES: dict[str, Rule] = {
     "new_id": _callable,
     "open_index": _callable,
     "key_dir": _home,
+    "store": _text(max_chars=2000),  # a postgresql:// URL (api.memory.open_store says which)
     "embedder_options": _embedder_options,
     "name": _text(max_chars=200),
     "step": _callable,

@@ -176,6 +176,11 @@ OPEN_ARGS = {
     "create": st.booleans(),
     "read_only": st.booleans(),
     "llm": st.one_of(st.none(), st.just("not a model")),
+    # Never a reachable server: a fuzzed open must not create schemas there.
+    "store": st.one_of(
+        st.none(),
+        st.sampled_from(["", "memory.duckdb", "mysql://h/db", "postgresql://127.0.0.1:1/x?schema=Not-A-Name"]),
+    ),
 }
 OPEN_GARBAGE = {"home": st.builds(FromStore, st.just("home"), st.sampled_from(["surrogate", "nul", "file", "escaped"]))}
 
