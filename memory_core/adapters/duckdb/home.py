@@ -152,7 +152,7 @@ def _home_key(db: Any, key_dir: Path) -> HomeKey | None:
     if signed:
         raise AuditKeyMissing(
             f"this home's audit chain is signed by key {signed[0][0]}, whose private half is not in {key_dir}; "
-            "open the home with the key directory that holds it",
+            "open the home with the key directory that holds it (memcore --signing-keys DIR, Memory.open(key_dir=...))",
             key_id=signed[0][0],
         )
     return None
