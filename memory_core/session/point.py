@@ -88,10 +88,9 @@ def run_set(session: Session, request: SetRequest) -> WriteResult:
             # Under the lock that holds until the commit: the session's tail cannot move in between.
             spoken = session.conversation_context(request.namespace, request.provenance.session)
             state = dataclasses.replace(state, request=dataclasses.replace(request, context=spoken))
-        states = session.versions.fact_states(request.namespace, request.key)
-        request = restamped(state.request, session.clock.now(), states)  # as of now, under the lock
+        request = restamped(state.request, session.clock.now())  # as of now, under the lock
         state = dataclasses.replace(state, request=request)
-        state = phases.check_live(state, states)
+        state = phases.check_live(state, session.versions.fact_states(request.namespace, request.key))
         state = phases.build_rows(state, session.new_id)
         vector = peer_vector = None
         peer_check = "not_embedded"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import re
 from datetime import datetime
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 from ..errors import EmptyKey, InvalidInput, MemcoreError
 from ..identity import Namespace
 from ..inputs import flag, known_options, utf8
-from ..model import FactVersion, Kind, Provenance
+from ..model import Kind, Provenance
 from ..temporal import check_interval
 from ..values import canonical_json
 from .options import OPTION_NAMES, SetOptions
@@ -154,16 +154,15 @@ def label_entry(exc: MemcoreError, index: int) -> MemcoreError:
     return exc
 
 
-def restamped(request: SetRequest, now: datetime, states: Sequence[FactVersion]) -> SetRequest:
-    """The request as of the moment it decides: ``now`` read under the store's lock, and never
-    before the newest row of its key (another writer's clock may run ahead). A request stamped
-    before it waited for the lock would otherwise see a fact the write ahead of it just closed as
-    still live, and close it a second time. A ``valid_at`` that defaulted to the old stamp moves
-    with it (unless that would pass a stated end)."""
-    moved = max([now, request.now, *(s.created_at for s in states)])
-    if moved == request.now:
+def restamped(request: SetRequest, now: datetime) -> SetRequest:
+    """The request as of the moment it decides: ``now`` is read under the store's lock. A request
+    stamped before it waited for the lock would otherwise see a fact the write ahead of it just
+    closed as still live at its older instant, and close it a second time. A ``valid_at`` that
+    defaulted to the old stamp moves with it (unless that would pass a stated end). The clock is
+    the writer's: replicas on several machines need their clocks in step (docs/scaling.md)."""
+    if now <= request.now:
         return request
     valid_at = request.valid_at
-    if valid_at == request.now and (request.invalid_at is None or moved < request.invalid_at):
-        valid_at = moved
-    return dataclasses.replace(request, now=moved, valid_at=valid_at)
+    if valid_at == request.now and (request.invalid_at is None or now < request.invalid_at):
+        valid_at = now
+    return dataclasses.replace(request, now=now, valid_at=valid_at)
