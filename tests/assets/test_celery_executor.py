@@ -95,6 +95,15 @@ def dagster_home(tmp_path, pg_schema, monkeypatch):
         monkeypatch.setenv(f"DAGSTER_PG_{part}", value)
     monkeypatch.setenv("PGOPTIONS", f"-c search_path={schema}")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
+    # Dagster makes its tables on first use: two workers starting at once on an empty schema both
+    # try, and one fails ('type "alembic_version" already exists'). Made here, before they start.
+    instance = dg.DagsterInstance.get()
+    try:
+        instance.get_runs(limit=1)
+        instance.event_log_storage.get_event_records(dg.EventRecordsFilter(dg.DagsterEventType.RUN_START), limit=1)
+        instance.all_instigator_state()
+    finally:
+        instance.dispose()
     return home
 
 
