@@ -37,7 +37,29 @@ KeyFacts = dict[str, FactVersion]  # fact_id -> latest state
 T = TypeVar("T")
 
 
-class DuckDBVersions:
+class LogAudit:
+    """The version log's reads that are the same SQL on both engines: a snapshot's restore
+    record and the audit chain (``PgVersions`` shares them)."""
+
+    _db: Any
+    _audit: Any
+
+    def snapshot_restored(self, snapshot_id: str, namespace: Namespace) -> bool:
+        sql = f"SELECT 1 FROM snapshots_restored WHERE snapshot_id = ? AND {NS_WHERE}"
+        return bool(self._db.rows(sql, [snapshot_id, *ns_params(namespace)]))
+
+    def audit_rows(self) -> list[AuditRow]:
+        return self._audit.rows()
+
+    def verify_audit(self) -> AuditReport:
+        return self._audit.verify()
+
+    def adopt_audit(self, entry: AuditEntry) -> bool:
+        """Bind, once, the rows of a home written before the audit chain bound data."""
+        return self._audit.adopt(entry)
+
+
+class DuckDBVersions(LogAudit):
     """``VersionLog`` over the home's connection."""
 
     def __init__(self, db: DuckDBConnection, audit: AuditChain, graph: DuckDBGraph, substrate: DuckDBSubstrate) -> None:
@@ -222,20 +244,6 @@ class DuckDBVersions:
         latest = LATEST.format(cols="tenant, scope, owner_id, status", where="TRUE")
         sql = f"SELECT DISTINCT tenant, scope, owner_id FROM ({latest}) WHERE status = 'conflicted' ORDER BY 1, 2, 3"
         return [tuple(r) for r in self._db.rows(sql)]
-
-    def snapshot_restored(self, snapshot_id: str, namespace: Namespace) -> bool:
-        sql = f"SELECT 1 FROM snapshots_restored WHERE snapshot_id = ? AND {NS_WHERE}"
-        return bool(self._db.rows(sql, [snapshot_id, *ns_params(namespace)]))
-
-    def audit_rows(self) -> list[AuditRow]:
-        return self._audit.rows()
-
-    def verify_audit(self) -> AuditReport:
-        return self._audit.verify()
-
-    def adopt_audit(self, entry: AuditEntry) -> bool:
-        """Bind, once, the rows of a home written before the audit chain bound data."""
-        return self._audit.adopt(entry)
 
     # -- writes --------------------------------------------------------------------------------
 

@@ -15,14 +15,14 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from ...audit import AuditEntry, AuditReport, AuditRow, LedgerLine
+from ...audit import AuditEntry, LedgerLine
 from ...identity import Namespace
 from ...model import VISIBLE_STATUSES, FactVersion
 from ...ports import Head, StagedRows, WriteBatch
 from ...substrate.events import StateChange
 from ..duckdb.connection import NS_WHERE, ns_of, ns_params
 from ..duckdb.schema import COLS, row_to_version, utc, version_params
-from ..duckdb.versions import redactions
+from ..duckdb.versions import LogAudit, redactions
 from .audit_chain import PgAuditChain
 from .audit_ledger import AuditedTx, insert_self_bound
 from .connection import PgConnection
@@ -51,7 +51,7 @@ def staged_versions(staged: StagedRows) -> list[FactVersion]:
     return [FactVersion(**dict(zip(_FIELDS, values))) for values in zip(*columns)]
 
 
-class PgVersions:
+class PgVersions(LogAudit):
     """``VersionLog`` over a PostgreSQL authority."""
 
     def __init__(self, db: PgConnection, audit: PgAuditChain, graph: "PgGraph", substrate: "PgSubstrate") -> None:
@@ -220,20 +220,6 @@ class PgVersions:
             "ORDER BY 1, 2, 3"
         )
         return [tuple(r) for r in self._db.rows(sql)]
-
-    def snapshot_restored(self, snapshot_id: str, namespace: Namespace) -> bool:
-        sql = f"SELECT 1 FROM snapshots_restored WHERE snapshot_id = ? AND {NS_WHERE}"
-        return bool(self._db.rows(sql, [snapshot_id, *ns_params(namespace)]))
-
-    def audit_rows(self) -> list[AuditRow]:
-        return self._audit.rows()
-
-    def verify_audit(self) -> AuditReport:
-        return self._audit.verify()
-
-    def adopt_audit(self, entry: AuditEntry) -> bool:
-        """Bind, once, the rows of an authority written before the audit chain bound data."""
-        return self._audit.adopt(entry)
 
     # -- writes --------------------------------------------------------------------------------
 
