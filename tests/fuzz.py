@@ -29,6 +29,7 @@ from tests.fuzz_dreams import DREAMS_ARGS
 from tests.fuzz_profiles import PROFILE_ARGS
 from tests.fuzz_reflect import REFLECT_ARGS
 from tests.fuzz_remember import REMEMBER_ARGS
+from tests.fuzz_surface import SURFACE_ARGS
 from tests.fuzz_values import (
     ANY_TEXT,
     AWARE,
@@ -281,6 +282,7 @@ ARGS: dict[Any, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     **DREAMS_ARGS,
     **PROFILE_ARGS,
     **REFLECT_ARGS,
+    **SURFACE_ARGS,
 }
 
 

@@ -364,6 +364,7 @@ class MemoryTool:
     profile_schema_set = profiles.profile_schema_set
     profile_schema = profiles.profile_schema
     profile = profiles.profile
+    # -- the seed's surface (issue 26) -----------------------------------------------------------
 
     def _bound(self, service: type[S]) -> S:
         """A service bound to this run (for the ops listed from sibling modules)."""

@@ -33,6 +33,8 @@ from ..errors import IdentityIncomplete, InternalError, MemcoreError
 from ..identity import Identity
 from . import (
     verbs_ask,
+    verbs_byid,
+    verbs_categories,
     verbs_consolidate,
     verbs_documents,
     verbs_erasure,
@@ -40,8 +42,12 @@ from . import (
     verbs_extract,
     verbs_facts,
     verbs_home,
+    verbs_learnings,
     verbs_lenses,
+    verbs_lineage,
+    verbs_observe,
     verbs_remember,
+    verbs_scope,
     verbs_service,
     verbs_tenant,
     verbs_webhooks,
@@ -67,6 +73,12 @@ VERB_MODULES = (
     verbs_service,
     verbs_lenses,
     verbs_remember,
+    verbs_byid,
+    verbs_scope,
+    verbs_categories,
+    verbs_observe,
+    verbs_lineage,
+    verbs_learnings,
     verbs_eval,
 )
 

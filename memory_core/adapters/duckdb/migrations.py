@@ -14,8 +14,9 @@ from .schema_compounding import COMPOUNDING_DDL
 from .schema_erasure import ERASURE_DDL
 from .schema_keys import API_KEYS_DDL
 from .schema_substrate import SUBSTRATE_DDL
+from .schema_surface import SURFACE_DDLS
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 
 
 def stored_schema_version(con: duckdb.DuckDBPyConnection) -> str | None:
@@ -107,6 +108,9 @@ def migrate(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(SUBSTRATE_DDL)  # v8: remember's substrate (events, lenses, frames, decisions, receipts)
     con.execute(ERASURE_DDL)  # v9: erasure requests and change webhooks
     con.execute(COMPOUNDING_DDL)  # v10: consolidation runs and lineage, resolver pauses
+    for ddl in SURFACE_DDLS:  # v11: the rest of the seed's memory-plane surface
+        if ddl.strip():
+            con.execute(ddl)
     con.execute(HEADS_VIEW)
     if not con.execute("SELECT count(*) FROM meta WHERE name = ?", [COMMIT_FLOOR]).fetchall()[0][0]:
         # v9: audit rows from here on hash their key as a commitment, so an erasure can drop it.

@@ -19,9 +19,10 @@ from ..duckdb.schema_compounding import COMPOUNDING_DDL
 from ..duckdb.schema_erasure import ERASURE_DDL
 from ..duckdb.schema_keys import API_KEYS_DDL
 from ..duckdb.schema_substrate import SUBSTRATE_DDL
+from ..duckdb.schema_surface import SURFACE_DDLS
 from .connection import MIGRATE_LOCK, PgConnection, Tx
 
-PG_SCHEMA_VERSION = "1"
+PG_SCHEMA_VERSION = "2"
 
 _TYPES = ((re.compile(r"\bDOUBLE\b(?! PRECISION)"), "DOUBLE PRECISION"),)
 
@@ -112,17 +113,21 @@ def migrate(db: PgConnection) -> None:
     with db.tx() as tx:
         tx.execute("SELECT pg_advisory_xact_lock(hashtext(?), ?)", [db.schema, MIGRATE_LOCK])
         tx.execute(f'CREATE SCHEMA IF NOT EXISTS "{db.schema}"')
-        if stored_schema_version(db) == PG_SCHEMA_VERSION:
+        stored = stored_schema_version(db)
+        if stored == PG_SCHEMA_VERSION:
             return
-        _create(tx)
+        _create(tx, born=stored is None)
 
 
-def _create(tx: Tx) -> None:
-    for ddl in (DDL, API_KEYS_DDL, SUBSTRATE_DDL, ERASURE_DDL, COMPOUNDING_DDL):
+def _create(tx: Tx, *, born: bool) -> None:
+    """Every table, index and view, each created only where missing: an older authority (v1)
+    gains the surface tables of v2 and keeps its commit floor."""
+    for ddl in (DDL, API_KEYS_DDL, SUBSTRATE_DDL, ERASURE_DDL, COMPOUNDING_DDL, *SURFACE_DDLS):
         for statement in translated(ddl):
             tx.execute(statement)
     for statement in INDEXES:
         tx.execute(statement)
     tx.execute(HEADS_VIEW)
-    PgConnection.set_meta(tx, COMMIT_FLOOR, "1")
+    if born:
+        PgConnection.set_meta(tx, COMMIT_FLOOR, "1")
     PgConnection.set_meta(tx, "schema_version", PG_SCHEMA_VERSION)

@@ -1,0 +1,3 @@
+"""Lineage and summaries: a fact's evidence links (belief sources) and session summaries."""
+
+from __future__ import annotations
