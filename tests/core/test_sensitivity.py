@@ -24,7 +24,7 @@ _REFERENCE = re.compile(
         )
     )
 )
-_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)")
+_CARD = re.compile(r"(?<!\w)(?:\d[ -]?){13,19}(?!\w)")
 
 
 def reference(text: str) -> str:
@@ -49,6 +49,8 @@ def reference(text: str) -> str:
         ("card ٤١١١ ١١١١ ١١١١ ١١١١", "high"),
         ("Dana studied music in Leeds (note 387926)", "normal"),
         ("prefers dark mode", "normal"),
+        ("digest f4111111111111111a", "normal"),  # a digit run inside a hex id is no card number
+        ("card:4111111111111111.", "high"),
     ],
 )
 def test_known_values(text, tier):
