@@ -74,6 +74,8 @@ class Op(str, Enum):
     EXPIRE = "expire"  # the expiry sweep applied on_expire
     ROLLBACK = "rollback"  # a key put back to the state it had at an earlier instant
     RELABEL = "relabel"  # the sensitivity sweep raised a stored tier to what detection says
+    UPDATE = "update"  # a revision of a live fact's value that keeps its fact id (``update``)
+    VERIFY = "verify"  # a reviewer affirmed the fact: provenance names who and when (``verify``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,9 @@ class Provenance:
     actor_chain: tuple[str, ...] = ()
     author: str | None = None
     source: str | None = None
+    # A reviewer's affirmation of this value (``verify``): who and when. A revision clears them.
+    judged_by: str | None = None
+    judged_at: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -117,6 +122,8 @@ class Provenance:
             "actor_chain": list(self.actor_chain),
             "author": self.author,
             "source": self.source,
+            "judged_by": self.judged_by,
+            "judged_at": iso(self.judged_at),
         }
 
     @classmethod

@@ -33,6 +33,7 @@ from ..extraction.pipeline import BUILTIN_STEPS, Step
 from ..identity import Identity
 from ..model import FactVersion
 from ..ports import LLM, Clock, Embedder, IndexSink, ReceiptKeyring, SqlDatabases, Store, TokenCounter
+from ..ports.chunks import Chunker
 from ..resolver.actions import PassReport, ResolverSettings
 from ..resolver.judge import Judge, RuleJudge
 from ..retrieval.calibration import Calibration
@@ -44,7 +45,7 @@ from ..session import Session
 from ..session.core import IndexPorts
 from ..session.usage import flush_exposures
 from ..write.tenant_config import WriteConfig
-from . import compounding, dreams, memory_admin, memory_workers, profiles, reflect_ops
+from . import compounding, dreams, lineage_ops, memory_admin, memory_workers, observe_ops, profiles, reflect_ops
 from .tool import MemoryTool
 from .validate import MEMORY_RULES, guard_ops
 
@@ -55,15 +56,18 @@ def _new_id() -> str:
     return os.urandom(16).hex()  # a random 128-bit id, as uuid4 but without its object
 
 
-def open_lance_index(session: Session) -> IndexPorts:
+def open_lance_index(session: Session, *, chunker: Chunker | None = None) -> IndexPorts:
     """The retrieval index of the home, built the first time something needs it (once: the
-    session builds it under a lock, whichever thread asks first)."""
+    session builds it under a lock, whichever thread asks first). ``chunker``: what cuts long
+    values into chunks for retrieval (default ``ValueChunker()``, ``VALUE_CHUNK_CHARS``); pass
+    ``open_index=functools.partial(open_lance_index, chunker=ValueChunker(800))`` to change it."""
     # Imported here: lancedb takes about a second to import, which a command that never searches
     # (get, audit, a home without an embedder) should not pay.
-    from ..adapters.lance import IndexProjector, LanceIndex, LanceSearch
+    from ..adapters.lance import IndexProjector
+    from ..adapters.lance.chunked import ChunkedLanceIndex, ChunkedLanceSearch
 
     store, embedder = session.store, session.embedder
-    index = LanceIndex(store.home / "lance", embedder.name, embedder.dim)
+    index = ChunkedLanceIndex(store.home / "lance", embedder, chunker)
     added = [] if store.read_only else index.upgrade_layout()
     if added:
         log.info("the retrieval index gained the columns %s", ", ".join(added))
@@ -71,7 +75,7 @@ def open_lance_index(session: Session) -> IndexPorts:
     sink = IndexProjector(
         session.versions, session.projections, index, embedder, session.clock, session.indexable, follow=follow
     )
-    return sink, LanceSearch(index)
+    return sink, ChunkedLanceSearch(index)
 
 
 def open_store(home: Path, url: str | None, *, create: bool, read_only: bool, key_dir: str | Path | None) -> Store:
@@ -323,6 +327,8 @@ class Memory:
     fold_usage = memory_workers.fold_usage
     fill_embeddings = memory_workers.fill_embeddings
     build_profiles = profiles.build_profiles  # structured profiles (api/profiles.py)
+    summarize_sessions = lineage_ops.summarize_sessions  # session summaries (api/lineage_ops.py)
+    observe_extract = observe_ops.observe_extract  # observation capture's worker, off unless called
 
     def for_run(self, identity: Identity, *, origin: str = "memory.api") -> "MemoryTool":
         return MemoryTool(self, identity, origin)

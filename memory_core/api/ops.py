@@ -18,6 +18,7 @@ LOCAL_ONLY = frozenset({"extractor", "merger"})
 READ_OPS = frozenset(
     {
         "get",
+        "get_by_id",
         "list",
         "history",
         "recall",
@@ -30,6 +31,7 @@ READ_OPS = frozenset(
         "list_facts",
         "graph_recall",
         "extraction_status",
+        "learnings",
         "extraction_queue_status",
         "review_queue",
         "dream_proposals",
@@ -48,6 +50,11 @@ READ_OPS = frozenset(
         "lineage",
         "profile_schema",
         "profile",
+        "categories",
+        "links",
+        "observe_status",
+        "belief_sources",
+        "session_summaries",
     }
 )
 

@@ -3,14 +3,12 @@ op names a scope; the owner of the rows it touches comes from the identity, neve
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Iterable, Sequence, TypeVar
 
 from ..documents import Document, DocumentSummary
 from ..graph.answers import GraphFact, GraphRecall
 from ..identity import Identity, Scope
-from ..lifecycle.history import RollbackPlan
-from ..model import FactVersion, Kind, Op, WriteResult
+from ..model import FactVersion, Kind, WriteResult
 from ..ports import SqlParams, SqlResult
 from ..retrieval.answer import Answer
 from ..retrieval.recipes import DEFAULT_RECIPE
@@ -20,14 +18,27 @@ from ..services.ask import AskService
 from ..services.documents import DocumentsService
 from ..services.extraction import ExtractionService
 from ..services.graph import GraphService
-from ..services.lifecycle import LifecycleService
 from ..services.reads import ReadsService
 from ..services.review import ReviewDecision, ReviewItem, ReviewService
 from ..services.sql import SqlService
 from ..services.writes import WritesService
 from ..temporal import Instant
 from ..write.batch import BulkResult
-from . import compounding, dreams, extraction_ops, profiles, remember, settings_ops
+from . import (
+    byid_ops,
+    categories_ops,
+    compounding,
+    dreams,
+    extraction_ops,
+    learnings_ops,
+    lifecycle_ops,
+    lineage_ops,
+    observe_ops,
+    profiles,
+    remember,
+    scope_ops,
+    settings_ops,
+)
 from .boundary import own_arguments
 from .validate import TOOL_RULES, guard_ops
 
@@ -49,7 +60,6 @@ class MemoryTool:
         self._writes = WritesService(session, identity, origin)
         self._reads = ReadsService(session, identity, origin)
         self._search = AskService(session, identity, origin)
-        self._lifecycle = LifecycleService(session, identity, origin)
         self._documents = DocumentsService(session, identity, origin)
         self._graph = GraphService(session, identity, origin)
         self._extraction = ExtractionService(session, identity, origin)
@@ -199,62 +209,20 @@ class MemoryTool:
         """Run one read-only statement (SELECT, EXPLAIN); ``.to_polars()`` gives a frame."""
         return self._sql.run(statement, params, scope=scope, query_only=True)
 
-    # -- lifecycle -----------------------------------------------------------------------------
-    def delete(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Tombstone the key: reads stop seeing it, history keeps it, ``restore`` brings it back."""
-        return self._lifecycle.delete(key, scope=scope)
-
-    def delete_version(self, key: str, version: int, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Delete the key only while ``version`` (as read) is still its head; otherwise the verdict
-        is ``version_changed`` and nothing is written."""
-        return self._lifecycle.delete_version(key, version, scope=scope)
-
-    def restore(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Undo the latest delete, reject, expiry or retirement of ``key``."""
-        return self._lifecycle.restore(key, scope=scope)
-
-    def lock(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Refuse every change of value (423) until unlocked."""
-        return self._lifecycle.flag(key, scope=scope, kind=Op.LOCK)
-
-    def unlock(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        return self._lifecycle.flag(key, scope=scope, kind=Op.UNLOCK)
-
-    def pin(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Refuse a changed value (409) unless the write pins too, and refuse close peers of it."""
-        return self._lifecycle.flag(key, scope=scope, kind=Op.PIN)
-
-    def unpin(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        return self._lifecycle.flag(key, scope=scope, kind=Op.UNPIN)
-
-    def promote(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Accept a proposal as an established fact."""
-        return self._lifecycle.flag(key, scope=scope, kind=Op.PROMOTE)
-
-    def demote(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Make an established fact a proposal again, with half its confidence and no expiry."""
-        return self._lifecycle.flag(key, scope=scope, kind=Op.DEMOTE)
-
-    def reject(self, key: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Mark the live fact wrong: hidden from reads, kept in history, undone by restore."""
-        return self._lifecycle.flag(key, scope=scope, kind=Op.REJECT)
-
-    def redact(self, key: str, version_id: str, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Scrub one historical version's value (and its copies) in place; never the live head."""
-        return self._lifecycle.redact(key, version_id, scope=scope)
-
-    def snapshot(self, *, scope: str | Scope = Scope.USER) -> dict[str, Any]:
-        """The scope's live facts as a portable payload (format, snapshot_id, rows, content_sha256)."""
-        return self._lifecycle.snapshot(scope=scope)
-
-    def restore_snapshot(self, payload: Any, *, scope: str | Scope = Scope.USER) -> WriteResult:
-        """Write a snapshot's facts into this scope (once per snapshot_id: then ``already_restored``)."""
-        return self._lifecycle.restore_snapshot(payload, scope=scope)
-
-    def rollback(self, to: datetime | str, *, scope: str | Scope = Scope.USER, apply: bool = False) -> RollbackPlan:
-        """Put every key of the scope back to what the store held at ``to``: a new version per
-        changed fact, keys absent then tombstoned. A dry run (the default) returns the plan only."""
-        return self._lifecycle.rollback(to, scope=scope, apply=apply)
+    # -- lifecycle (api/lifecycle_ops.py) ------------------------------------------------------
+    delete = lifecycle_ops.delete
+    delete_version = lifecycle_ops.delete_version
+    restore = lifecycle_ops.restore
+    lock = lifecycle_ops.lock
+    unlock = lifecycle_ops.unlock
+    pin = lifecycle_ops.pin
+    unpin = lifecycle_ops.unpin
+    demote = lifecycle_ops.demote
+    reject = lifecycle_ops.reject
+    redact = lifecycle_ops.redact
+    snapshot = lifecycle_ops.snapshot
+    restore_snapshot = lifecycle_ops.restore_snapshot
+    rollback = lifecycle_ops.rollback
 
     # -- documents and the graph ---------------------------------------------------------------
     def doc_put(
@@ -365,6 +333,34 @@ class MemoryTool:
     profile_schema = profiles.profile_schema
     profile = profiles.profile
     # -- the seed's surface (issue 26) -----------------------------------------------------------
+    # by-id ops (api/byid_ops.py)
+    get_by_id = byid_ops.get_by_id
+    update = byid_ops.update
+    update_by_id = byid_ops.update_by_id
+    verify = byid_ops.verify
+    # observation capture (api/observe_ops.py)
+    observe_record = observe_ops.observe_record
+    observe_crystallize = observe_ops.observe_crystallize
+    observe_status = observe_ops.observe_status
+    # learnings (api/learnings_ops.py)
+    learnings = learnings_ops.learnings
+    learning_decide = learnings_ops.learning_decide
+    # categories and links (api/categories_ops.py)
+    category_define = categories_ops.category_define
+    categories = categories_ops.categories
+    assign_category = categories_ops.assign_category
+    link = categories_ops.link
+    links = categories_ops.links
+    # scope-wide ops (api/scope_ops.py)
+    clear = scope_ops.clear
+    clear_undo = scope_ops.clear_undo
+    namespace_delete = scope_ops.namespace_delete
+    namespace_register = scope_ops.namespace_register
+    promote = scope_ops.promote
+    proposal_decide = scope_ops.proposal_decide
+    # lineage and session summaries (api/lineage_ops.py)
+    belief_sources = lineage_ops.belief_sources
+    session_summaries = lineage_ops.session_summaries
 
     def _bound(self, service: type[S]) -> S:
         """A service bound to this run (for the ops listed from sibling modules)."""

@@ -228,10 +228,12 @@ MEMORY_RULES: dict[str, Rule] = {
     "policy": _instance(DeliveryPolicy),
     "transport": _has("post"),
     "merger": _named,
+    "summarizer": _has("summarize"),  # Memory.summarize_sessions (api/lineage_ops.py)
     "min_cosine": _unit,
     "window_days": _integer(1, 365),
     "stale_days": _integer(1, 36_500),
     "phase": _text(max_chars=20),  # the reflect phase: ReflectService names the known ones
+    "extractor": _named,  # observe_extract: an extractor (extraction.model.Extractor)
 }
 
 

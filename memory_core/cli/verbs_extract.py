@@ -38,6 +38,7 @@ def extract(call: Call) -> Output:
     text = (
         f"{len(result.written)} fact(s) written, {dropped} dropped, {result.evidence} evidence row(s)"
         + "".join(f"\n  {k}" for k in result.written)
+        + "".join(f"\n  {k} (a rule about the agent: filed to the learnings queue)" for k in result.learnings)
         + (" (dry run)" if args.dry_run else "")
     )
     return result.to_dict(), text, 0

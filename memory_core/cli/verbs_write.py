@@ -1,4 +1,4 @@
-"""The lifecycle and batch verbs: lock / pin / promote / demote / reject, delete-version, redact,
+"""The lifecycle and batch verbs: lock / pin / demote / reject, delete-version, redact,
 bulk-set, import, snapshot, restore-snapshot, rollback and sweep-expired."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ FLAG_VERBS = {
     "unlock": "allow changes again",
     "pin": "refuse a changed value (409) unless the write pins too; refuse close peers",
     "unpin": "remove the pin",
-    "promote": "accept a proposal as an established fact",
     "demote": "make an established fact a proposal again (half its confidence, no expiry)",
     "reject": "mark the live value wrong: hidden, kept in history, undone by restore",
 }

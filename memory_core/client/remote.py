@@ -149,6 +149,10 @@ class RemoteMemory:
     def run_extraction_queue(self, *, limit: int = 8, lease_s: float = 300.0) -> dict[str, int]:
         return self._admin("run_extraction_queue", limit=limit, lease_s=lease_s)
 
+    def observe_extract(self, *, limit: int = 8, lease_s: float = 300.0) -> dict[str, Any]:
+        """Replay crystallized observation sessions with the service home's extractor."""
+        return self._admin("observe_extract", limit=limit, lease_s=lease_s)
+
     def verify_audit(self) -> AuditReport:
         return decode(AuditReport, self.call("/v1/admin/verify_audit"))
 

@@ -103,6 +103,10 @@ ID_FIELDS = frozenset(
         "prov_source_turn",
         "requested_by",
         "judge",
+        "judged_by",  # a reviewer's affirmation (``verify``): who vouched, and when
+        "judged_at",
+        "prov_judged_by",
+        "prov_judged_at",
     }
 )
 

@@ -40,6 +40,9 @@ class Extracted:
     source_role: str = "user"
     confidence: float = 0.9
     multi_valued: bool = False  # a set-valued attribute: each item keeps its own key
+    # "agent": a rule the user states about the agent; filed to the learnings queue, never
+    # written as a memory (extraction.learnings).
+    about: str = "user"
 
     @property
     def key(self) -> str:

@@ -1,10 +1,12 @@
 """set_from_messages as a pipeline of named steps over one state.
 
-Default order: fetch_existing → llm_extract → drop_recall_echoes → drop_session_echoes →
-drop_activity_narration → hash_dedup → retire_forgotten → bulk_write; the consolidator of
-harvested spans adds place_facts before bulk_write. A request may reorder or
-skip steps, or name steps an operator registered (``Memory.register_step``). Every step but the
-first and the last is a pure function of the state; each is tested on its own.
+Default order: fetch_existing → fetch_namespace_categories → fetch_existing_memories → llm_extract
+→ drop_recall_echoes → drop_session_echoes → drop_activity_narration → drop_non_durable →
+hash_dedup → retire_forgotten → bulk_write (``verify_durable`` is off by default:
+``extraction.durable``); the consolidator of harvested spans adds place_facts before bulk_write. A
+request may reorder or skip steps, or name steps an operator registered
+(``Memory.register_step``). Every step but the first and the last is a pure function of the state;
+each is tested on its own.
 """
 
 from __future__ import annotations
@@ -18,14 +20,19 @@ from ..errors import InvalidInput
 from ..identity import Scope
 from ..model import FactVersion, WriteResult
 from ..values import canonical_json, content_sha256
+from .categories import categorize_written, fetch_namespace_categories
+from .durable import KnownMemory, drop_non_durable, fetch_existing_memories, takes_known, verify_durable
 from .model import Extracted, Extractor, Turn, slug
 
 DEFAULT_STEPS = (
     "fetch_existing",
+    "fetch_namespace_categories",
+    "fetch_existing_memories",
     "llm_extract",
     "drop_recall_echoes",
     "drop_session_echoes",
     "drop_activity_narration",
+    "drop_non_durable",
     "hash_dedup",
     "retire_forgotten",
     "bulk_write",
@@ -44,11 +51,14 @@ class ExtractionState:
     context: tuple[Turn, ...] = ()
     generations: dict[str, int] = field(default_factory=dict)  # turn id -> its span's generation
     existing: dict[str, FactVersion] = field(default_factory=dict)
+    categories: tuple[tuple[str, str | None], ...] = ()  # the namespace's taxonomy (``categories``)
+    known: tuple[KnownMemory, ...] = ()  # stored memories the extractor is shown (``durable``)
     facts: list[Extracted] = field(default_factory=list)
     dropped: dict[str, list[str]] = field(default_factory=dict)  # step -> keys it dropped
     forgotten: list[str] = field(default_factory=list)  # keys a "forget this" retired
     windows: list[tuple[int, int]] = field(default_factory=list)  # [first, last] turn index of each window
     written: Any = None  # the bulk write's BulkResult
+    learnings: list[str] = field(default_factory=list)  # keys of rules about the agent, filed for review
     usage: Any = None
     notes: list[str] = field(default_factory=list)
 
@@ -63,7 +73,8 @@ class ExtractionState:
 
 
 class StepTool(Protocol):
-    """What a step may do to memory, as the run that extracts (a ``MemoryTool`` is one)."""
+    """What a step may do to memory, as the run that extracts (a ``MemoryTool`` is one, but for
+    ``file_learnings``: the write step files rules about the agent to the learnings queue)."""
 
     def list(self, *, scope: Any = ...) -> list[FactVersion]: ...
 
@@ -75,6 +86,8 @@ class StepTool(Protocol):
 
     def known_types(self, subject: str) -> list[str]: ...
 
+    def file_learnings(self, facts: Sequence[Extracted]) -> Any: ...
+
 
 @dataclass(frozen=True)
 class StepContext:
@@ -83,6 +96,7 @@ class StepContext:
     scope: Any
     dry_run: bool = False
     window_chars: int = WINDOW_CHARS
+    llm: Any = None  # the LLM port, when the home has one (``verify_durable``)
 
 
 Step = Callable[[ExtractionState, StepContext], None]
@@ -120,7 +134,10 @@ def llm_extract(state: ExtractionState, ctx: StepContext) -> None:
     for n, window in enumerate(windows(state.turns, ctx.window_chars)):
         state.windows.append((window[0].index, window[-1].index))
         given = [*context, *window] if n == 0 else window
-        out = ctx.extractor.extract(given, session_date=state.session_date)
+        if state.known and takes_known(ctx.extractor):  # it may skip a restatement of them
+            out = ctx.extractor.extract(given, session_date=state.session_date, known=state.known)
+        else:
+            out = ctx.extractor.extract(given, session_date=state.session_date)
         for fact in out.facts:  # a turn two windows share yields its facts twice: keep one
             if fact.turn_id in own:
                 merged.setdefault((fact.turn_id, fact.key, fact.span), fact)
@@ -251,7 +268,11 @@ def bulk_write(state: ExtractionState, ctx: StepContext) -> None:
     """The facts, the turns read (evidence) and the verbatim windows (chunks), in one transaction."""
     by_id = {t.turn_id: t for t in state.turns}
     entries: list[dict[str, Any]] = []
+    rules = [f for f in state.facts if f.about == "agent"]  # filed to the learnings queue, never memories
+    state.learnings = [f.key for f in rules]
     for fact in state.facts:
+        if fact.about == "agent":
+            continue
         turn = by_id.get(fact.turn_id)
         said_at = (turn.at if turn else None) or state.session_date
         entries.append(
@@ -300,6 +321,9 @@ def bulk_write(state: ExtractionState, ctx: StepContext) -> None:
         )
     if entries:
         state.written = ctx.tool.bulk_set(entries, scope=ctx.scope, dry_run=ctx.dry_run)
+        categorize_written(state, ctx)  # each fact's categories: only pairs never stored
+    if rules and not ctx.dry_run:  # after the write: a refused batch files nothing either
+        ctx.tool.file_learnings(rules)
 
 
 def place_facts(state: ExtractionState, ctx: StepContext) -> None:
@@ -340,6 +364,10 @@ BUILTIN_STEPS: dict[str, Step] = {
     "retire_forgotten": retire_forgotten,
     "place_facts": place_facts,
     "bulk_write": bulk_write,
+    "fetch_existing_memories": fetch_existing_memories,
+    "fetch_namespace_categories": fetch_namespace_categories,
+    "drop_non_durable": drop_non_durable,
+    "verify_durable": verify_durable,
 }
 
 

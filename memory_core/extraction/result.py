@@ -20,6 +20,7 @@ class ExtractionResult:
     dry_run: bool
     usage: Any = None
     notes: tuple[str, ...] = field(default=())
+    learnings: tuple[str, ...] = field(default=())  # keys of rules about the agent filed for review, not written
 
     def to_dict(self) -> dict[str, Any]:
         usage = self.usage
@@ -34,5 +35,6 @@ class ExtractionResult:
             "evidence": self.evidence,
             "dry_run": self.dry_run,
             "notes": list(self.notes),
+            "learnings": list(self.learnings),
             "usage": dataclasses.asdict(usage) if usage is not None else None,
         }

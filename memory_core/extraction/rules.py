@@ -4,8 +4,9 @@ It reads first-person statements and a few simple relations ("I live in X", "my 
 is Y", "I started at Z in 2023", "I love X", "my favourite X is Y", "I am N years old"), resolves
 dates against the session date ("last year", "in May", "three weeks ago") and pronouns against
 the text it is given, across its turns ("My sister is called Maya. She lives in Oslo." → Maya
-lives in Oslo). It understands nothing else, so its recall is low: it is the baseline a model
-must beat.
+lives in Oslo). A standing instruction to the agent ("always answer in French") it marks
+``about="agent"`` (``extraction.learnings``): the write step files it for review, never as a fact.
+It understands nothing else, so its recall is low: it is the baseline a model must beat.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Sequence
 
-from .model import Extracted, ExtractorOutput, Turn
+from .durable import KnownMemory, restatements
+from .learnings import agent_rule, normalize
+from .model import Extracted, ExtractorOutput, Turn, slug
 
 PROPER = r"(?P<obj>[A-Z][\w'&.-]*(?:\s+(?:of\s+|de\s+|the\s+|and\s+)?[A-Z][\w'&.-]*)*)"
 PHRASE = r"(?P<obj>[^.,!?;:]+?)(?=\s+(?:and|but|because|so|when|since|with)\b|[.,!?;:]|$)"
@@ -242,7 +245,10 @@ class RuleExtractor:
 
     name = "rules-v1"
 
-    def extract(self, turns: Sequence[Turn], *, session_date: datetime | None) -> ExtractorOutput:
+    def extract(
+        self, turns: Sequence[Turn], *, session_date: datetime | None, known: Sequence[KnownMemory] = ()
+    ) -> ExtractorOutput:
+        """The facts of ``turns``; one restating a ``known`` memory word for word is skipped."""
         facts: list[Extracted] = []
         # People named so far in the text given, as ((turn, offset), name): a pronoun may point
         # back past its own turn (a harvested span read after the spans banked before it).
@@ -256,13 +262,20 @@ class RuleExtractor:
                 text, offset = sentence.group(0), sentence.start()
                 if text.rstrip().endswith("?"):
                     continue  # a question states nothing
+                rule = agent_rule(text)
+                if rule is not None:  # a rule about the agent: the write step files it for review
+                    facts.append(_rule_fact(rule, turn, offset + text.index(rule)))
                 names += [((n, offset + m.start()), m.group("obj")) for r in NAMING for m in r.pattern.finditer(text)]
                 for rule in RULES:
                     for m in rule.pattern.finditer(text):
                         fact = self._fact(rule, m, text, (n, offset), turn, subject, names, when)
                         if fact is not None:
                             facts.append(fact)
-        return ExtractorOutput(tuple(facts), notes=("rule-based extraction: first-person statements only",))
+        notes = ["rule-based extraction: first-person statements only"]
+        if known:
+            facts, skipped = restatements(facts, known)
+            notes += [f"skipped {key}: it restates a stored memory" for key in skipped]
+        return ExtractorOutput(tuple(facts), notes=tuple(notes))
 
     @staticmethod
     def _fact(
@@ -304,3 +317,19 @@ class RuleExtractor:
             confidence=0.6,
             multi_valued=rule.multi_valued,
         )
+
+
+def _rule_fact(rule: str, turn: Turn, start: int) -> Extracted:
+    """A rule the user states about the agent, marked ``about="agent"`` (keyed by its words)."""
+    return Extracted(
+        subject="agent",
+        attribute="rule:" + slug(normalize(rule))[:80],
+        value=rule,
+        relation=None,
+        turn_id=turn.turn_id,
+        span=(start, start + len(rule)),
+        quote=rule,
+        source_role=turn.role,
+        confidence=0.6,
+        about="agent",
+    )

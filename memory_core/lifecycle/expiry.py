@@ -1,8 +1,10 @@
 """The expiry sweep: what on_expire does to a fact whose expires_at has passed.
 
 Reads hide an expired fact at once; the sweep then records what becomes of it:
-``tombstone`` (the default) retires it, ``demote`` makes it a proposal again with half its
-confidence and no expiry, ``anonymize`` keeps the row's shell with its value replaced.
+``tombstone`` (the default) retires it, ``demote`` keeps it as the fact it was (same status,
+so an established fact stays established and keeps its graph facts) with no expiry and its
+confidence scaled by ``DEMOTE_FACTOR``, ``anonymize`` keeps the row's shell with its value
+replaced. The explicit ``demote`` op is another thing: it makes a fact a proposal again.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from ..values import canonical_json, content_sha256
 from .flags import Decision, KeyOp
 
 ANONYMIZED_JSON = canonical_json("[expired]")
+# What an expiry's demote multiplies confidence by: the same halving as the explicit demote op.
+DEMOTE_FACTOR = 0.5
 
 
 def is_anonymized(state: FactVersion) -> bool:
@@ -37,9 +41,9 @@ def decide_expiry(op: KeyOp) -> Decision:
         )
         if state.on_expire == "demote":
             rows.append(
-                dataclasses.replace(
-                    state, status=Status.PROPOSED, confidence=state.confidence / 2, expires_at=None, **common
-                )
+                # The seed's demote: the fact stays what it was (a proposal stays one), only less
+                # sure and no longer due; turning it into a proposal would drop its graph facts.
+                dataclasses.replace(state, confidence=state.confidence * DEMOTE_FACTOR, expires_at=None, **common)
             )
         elif state.on_expire == "anonymize":
             rows.append(

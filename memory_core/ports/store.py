@@ -16,10 +16,15 @@ from ..graph.model import Observation
 from ..graph.plan import GraphInputs
 from ..identity import Namespace
 from ..model import FactVersion
+from .categories import CategoryStore
 from .communities import CommunityStore
 from .consolidation import ConsolidationStore
 from .dreams import DreamsStore
 from .erasure import ErasureStore
+from .learnings import LearningsStore
+from .lineage import LineageStore
+from .namespaces import NamespaceStore
+from .observe import ObserveStore
 from .profiles import ProfileSchemaStore
 from .reflect import ReflectStore
 from .substrate import SubstrateStore
@@ -338,8 +343,13 @@ class Store(Protocol):
     dreams: DreamsStore
     communities: CommunityStore
     profiles: ProfileSchemaStore
+    learnings: LearningsStore  # rules said about an agent, awaiting review
+    observe: ObserveStore  # crystallized observation sessions (docs/extraction.md)
+    categories: CategoryStore  # category taxonomy, category links, operator links (issue 26)
+    namespaces: NamespaceStore  # soft-deleted namespaces, promotion lineage (issue 26)
     reflect: ReflectStore
     usage: UsageStore  # the usage fold's totals (docs/workers.md)
+    lineage: LineageStore  # belief sources and session summaries (docs/retrieval.md)
     feed: ChangeFeed | None  # other processes' writes, where they can happen (docs/scaling.md)
 
     def close(self) -> None: ...

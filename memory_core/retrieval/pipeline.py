@@ -268,6 +268,7 @@ def verdict(query: str, hits: Sequence[Hit], recipe: Recipe, abstain_below: floa
         ("vector" in top.legs and top.legs["vector"].score >= recipe.min_cosine)
         or ("bm25" in top.legs and top.legs["bm25"].score > recipe.min_bm25)
         or "graph" in top.legs  # it states a triple about an entity the query names
+        or "summary" in top.legs  # its session's digest holds most of the query's words
     )
     if not strong:
         return "below_threshold"
@@ -302,6 +303,7 @@ def to_hit(row: Mapping[str, Any], score: float, legs: dict[str, LegScore]) -> H
         subject=row.get("subject") or None,
         document=row.get("_document"),
         document_chunks=row.get("_document_chunks", 0),
+        why=row.get("_why", {}),
     )
 
 

@@ -8,14 +8,14 @@ from typing import Mapping
 
 from ..errors import InvalidInput
 
-LEGS = ("vector", "bm25", "key", "graph")
+LEGS = ("vector", "bm25", "key", "graph", "summary")
 # The key-match leg scores an exact key hit 1 (a prefix hit 0.5), the graph leg a row stating a triple about an
 # entity the query names 1 (0.5 one hop further). Score fusion adds weight × that, not a z-score
 # (a leg of a few rows has no spread to standardise): an exact key hit outranks a strong match on
 # words or meaning alone, a graph hit lifts a row about the entity among near matches.
 KEY_HIT = 1.0
 KEY_PREFIX_HIT = 0.5  # a key the query's word begins (``deploy_`` for ``deploy_window``)
-RAW_LEGS = frozenset({"key", "graph"})
+RAW_LEGS = frozenset({"key", "graph", "summary"})  # summary: a matched session digest's share of the query
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +135,19 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 bm25=0.5,
                 key=5.0,
                 graph=1.0,
+            ),
+            # hybrid_session with the session-summary leg: a session whose digest matches the
+            # query brings its turns and the facts read from them (retrieval.summary_leg); off in
+            # the default recipe (docs/retrieval.md, "The session-summary leg").
+            _recipe(
+                "hybrid_summaries",
+                ("vector", "bm25", "key", "graph", "summary"),
+                HYBRID_SESSION,
+                vector=0.5,
+                bm25=0.5,
+                key=5.0,
+                graph=1.0,
+                summary=1.0,
             ),
         )
     }

@@ -56,6 +56,7 @@ class Hit:
     # how many of its chunks the search matched, this best one included
     document: str | None = None
     document_chunks: int = 0
+    why: dict[str, Any] = field(default_factory=dict)  # per leg that names its facts, why it brought this row
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +79,7 @@ class Hit:
             "subject": self.subject,
             "document": self.document,
             "document_chunks": self.document_chunks,
+            "why": self.why,
         }
 
 

@@ -66,6 +66,7 @@ def _maintenance(state: ServiceState) -> dict[str, Callable[[dict[str, Any]], An
         "reindex": lambda a: memory.reindex(**a),
         "resolve": lambda a: resolve(**a),
         "run_extraction_queue": lambda a: memory.run_extraction_queue(**a),
+        "observe_extract": lambda a: memory.observe_extract(**a),  # the service's extractor: the home's
         "verify_audit": lambda a: memory.verify_audit(**a),
         "pending_projection_failures": lambda a: len(memory.store.projections.pending_projection_failures(**a)),
         "resolver_marks": lambda a: memory.store.ledger.mark_counts(**a),

@@ -15,6 +15,7 @@ from ..inputs import text
 from ..model import Provenance
 from ..session import RunService
 from ..session.point import run_set
+from ..session.quarantine import quarantine_inputs
 from ..session.substrate import (
     commit_records,
     decision_write,
@@ -118,6 +119,7 @@ class CaptureService(RunService):
         )
         with self.session.locked():
             commit_records(self.session, self.identity.actor, [decision_write(trace)])
+            quarantine_inputs(self.session, self.identity, trace)  # a bad outcome known already
         return trace
 
     def outcome(self, decision_id: str, outcome: str, scope: str | Scope) -> DecisionTrace:
@@ -134,4 +136,7 @@ class CaptureService(RunService):
                 )
             trace = with_outcome(held, outcome, self.session.clock.now(), self.identity.actor)
             commit_records(self.session, self.identity.actor, [decision_write(trace)])
+            # After the trace's commit, under the same lock: the outcome that is the reason is
+            # stored before any fact is rejected for it (lifecycle/quarantine.py).
+            quarantine_inputs(self.session, self.identity, trace)
         return trace

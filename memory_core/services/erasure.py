@@ -14,6 +14,7 @@ from ..errors import ErasureNotFound
 from ..ports import ErasureStore
 from ..session import Session
 from ..webhooks.model import erased_announcements
+from .learnings import settle_unsupported
 
 # Called with "before:<step>", "mid:<step>" (its work done, not yet checkpointed) and
 # "after:<step>": how a test stops a saga at each boundary.
@@ -162,6 +163,7 @@ class ErasureService:
         )
         with self.session.locked():
             self._store.erase_rows(target, entry)
+            settle_unsupported(self.session, target.tenant)  # candidates whose last supporter went
 
     def _audit_keys(self, request: ErasureRequest) -> None:
         with self.session.locked():
@@ -187,6 +189,7 @@ class ErasureService:
         target, found = request.target, self._needles(request)
         needles = found["needles"]
         tables = self._store.census_rows(target)
+        tables["learnings_unsupported"] = len(self.session.store.learnings.unsupported(target.tenant))
         tables["sql_databases"] = len(self.session.sql.databases(target.tenant, target.pairs))
         if target.pairs is None:  # a database no note names may be the tenant's: not proven gone
             tables["sql_unattributed"] = len(self.session.sql.unattributed())

@@ -13,27 +13,31 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import InvalidInput, MemcoreError
 from ..extraction.harvest import CONSOLIDATION_STEPS, HarvestBatch, check_harvest_payload
-from ..extraction.model import Extractor, parse_messages
+from ..extraction.model import Extracted, Extractor, parse_messages
 from ..extraction.pipeline import ExtractionState, Step, StepContext, resolve_steps, run_steps
 from ..extraction.result import ExtractionResult
 from ..identity import Identity, Scope, identity_fields, identity_from
 from ..lifecycle.flags import decide_delete
+from ..lifecycle.namespaces import NamespaceDeleted
 from ..llm import LLMMalformed, LLMRefused, LLMUnavailable
 from ..model import FactVersion, Provenance, WriteResult
 from ..ports import QueueRow
 from ..session import RunService, Session
 from ..session.bulk import write_entries
+from ..session.categories import add_new_category_links, defined_categories
 from ..session.holds import refuse_held
 from ..session.keys import decide_key
+from ..session.lineage import record_extraction_links
 from ..session.point import set_value
 from ..session.reads import known_types, live_keys
 from ..temporal import iso, parse_instant
 from ..values import canonical_json
 from .harvest import claimed_batches, read_batch
+from .learnings import LearningsService
 
 
 class _StepWriter(RunService):
@@ -55,6 +59,18 @@ class _StepWriter(RunService):
 
     def known_types(self, subject: str) -> list[str]:
         return known_types(self.session, self.identity, subject)
+
+    def namespace_categories(self, *, scope: str | Scope = Scope.USER) -> list[tuple[str, str | None]]:
+        return [(c.name, c.description) for c in defined_categories(self.session, self.identity.namespace(scope))]
+
+    def categorize(
+        self, wanted: Mapping[str, Sequence[str]], *, scope: str | Scope = Scope.USER
+    ) -> list[tuple[str, str]]:
+        namespace = self.identity.namespace(scope)
+        return add_new_category_links(self.session, namespace, wanted, self.identity.actor, "extraction")
+
+    def file_learnings(self, facts: Sequence[Extracted]) -> list[str]:
+        return LearningsService(self.session, self.identity, self.origin).file(facts)
 
 
 class ExtractionService(RunService):
@@ -107,7 +123,12 @@ class ExtractionService(RunService):
         writer = _StepWriter(
             self.session, dataclasses.replace(self.identity, session=session, model=extractor.name), origin
         )
-        run_steps(state, StepContext(writer, extractor, namespace.scope, dry_run), steps)
+        run_steps(state, StepContext(writer, extractor, namespace.scope, dry_run, llm=self.session.llm), steps)
+        if not dry_run:
+            try:  # derived: the rows are written; a link that fails to keep is a note, never a failure
+                record_extraction_links(self.session, namespace, state)
+            except Exception as exc:  # noqa: BLE001
+                state.notes.append(f"belief sources not recorded: {type(exc).__name__}")
         written = state.written.written if state.written else ()
         fact_keys = tuple(sorted({r.key for r in written if not r.key.startswith(("evidence:", "chunk:"))}))
         evidence = len({r.key for r in written if r.key.startswith("evidence:")})
@@ -124,6 +145,7 @@ class ExtractionService(RunService):
             dry_run,
             state.usage,
             tuple(state.notes),
+            learnings=tuple(state.learnings),
         )
 
     def enqueue_extraction(
@@ -260,6 +282,9 @@ class ExtractionWorker:
             except (LLMRefused, LLMMalformed, InvalidInput) as exc:
                 end = dict(error=f"{exc.code}: {exc.message}", spent=True, permanent=True)
                 outcome = "failed"
+            except NamespaceDeleted as exc:  # it waits, unspent, until namespace_register brings it back
+                end = dict(error=f"{exc.code}: {exc.message}", spent=False)
+                outcome = "waiting"
             except MemcoreError as exc:
                 end = dict(error=f"{exc.code}: {exc.message}", spent=True)
                 outcome = "waiting"

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 from ..audit import audit_entry
 from ..errors import InvalidInput
 from ..identity import Namespace, Scope
-from ..lifecycle.flags import Decision, KeyOp, decide_delete, decide_delete_version, decide_flag, decide_restore
+from ..lifecycle.flags import KeyOp, decide_delete, decide_delete_version, decide_flag, decide_restore
 from ..lifecycle.history import (
     REDACTED_JSON,
     RollbackPlan,
@@ -22,9 +22,10 @@ from ..lifecycle.history import (
 )
 from ..model import FactVersion, Kind, Op, Provenance, WriteResult
 from ..ports import KeyChange
+from ..resolver.undo import unsupersede_records
 from ..session import Commit, RunService, Session
 from ..session.bulk import run_bulk
-from ..session.keys import decide_key, key_op
+from ..session.keys import commit_decision, decide_key, key_op
 from ..temporal import parse_instant
 from ..texts import value_text
 from ..values import content_sha256
@@ -47,12 +48,20 @@ class LifecycleService(RunService):
         return decide_key(self.session, self.identity, key, scope, decide, "delete_version")
 
     def restore(self, key: str, *, scope: str | Scope) -> WriteResult:
-        history = self.session.versions.history
-
-        def decide(op: KeyOp) -> Decision:
-            return decide_restore(op, history(op.namespace, op.key))
-
-        return decide_key(self.session, self.identity, key, scope, decide, "restore")
+        """Undo the key's latest retiring change. An Undo of a recorded retirement (the
+        resolver's, a reviewer's) first writes an ``unsupersede`` record naming it: when that
+        record cannot be written, nothing is restored (resolver/undo.py)."""
+        session = self.session
+        with session.locked():
+            op = key_op(session, self.identity, key, scope)
+            decision = decide_restore(op, session.versions.history(op.namespace, op.key))
+            current = {s.fact_id: s for s in op.states}
+            undone = [current[r.fact_id] for r in decision.rows if r.fact_id in current]
+            records = session.ledger.resolver_records(op.namespace) if any(s.op is Op.SUPERSEDE for s in undone) else []
+            for record in unsupersede_records(undone, records, session.new_id, op.actor, op.created_at):
+                session.refuse_read_only("restore")
+                session.ledger.record_resolution(record)
+            return commit_decision(session, op, decision, "restore")
 
     def redact(self, key: str, version_id: str, *, scope: str | Scope) -> WriteResult:
         session = self.session
@@ -66,10 +75,22 @@ class LifecycleService(RunService):
         return WriteResult("redacted", op.key, (), details)
 
     def snapshot(self, *, scope: str | Scope) -> dict[str, Any]:
+        """The payload, and one hash-only audit row (op ``snapshot``, key ``snapshot:<id>``, the
+        payload's content_sha256): who took which scope's facts out, and when. A home opened
+        read-only answers the payload with no audit row: it cannot record one, and whoever can
+        open it can read every row of it anyway, so a refusal would protect nothing."""
         namespace = self.identity.namespace(scope)
-        now = self.session.clock.now()
-        rows = snapshot_rows(self.session.versions.namespace_states(namespace), now)
-        return snapshot_payload(self.session.new_id(), now, namespace.tenant, namespace.scope.value, rows)
+        session = self.session
+        with session.locked():
+            now = session.clock.now()
+            rows = snapshot_rows(session.versions.namespace_states(namespace), now)
+            payload = snapshot_payload(session.new_id(), now, namespace.tenant, namespace.scope.value, rows)
+            if not session.store.read_only:
+                key = f"snapshot:{payload['snapshot_id']}"
+                sha = payload["content_sha256"]
+                audit = audit_entry(namespace, key, "snapshot", (), sha, self.identity.actor, now)
+                session.commit(Commit((), (audit,), events=()))  # a read: no state changed, no event
+        return payload
 
     def restore_snapshot(self, payload: Any, *, scope: str | Scope) -> WriteResult:
         rows = check_payload(payload)

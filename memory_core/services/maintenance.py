@@ -8,6 +8,7 @@ from ..identity import GLOBAL_TENANT, Namespace, Scope
 from ..lifecycle.expiry import decide_expiry
 from ..ports import KeyChange
 from ..session import Commit, Session
+from ..session.holds import held
 from ..session.keys import read_key
 from ..session.substrate import worker_trace
 
@@ -22,6 +23,8 @@ class ExpiryService:
         now = session.clock.now()
         counts = {"tombstone": 0, "demote": 0, "anonymize": 0, "keys": 0}
         for ns, keys in session.versions.expired_keys(now).items():
+            if held(session.store, ns):
+                continue  # an erasure holds it, or it was deleted: its rows wait as they are
             changes, audits = [], []
             with session.locked():
                 for key in keys:

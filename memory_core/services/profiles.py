@@ -29,7 +29,7 @@ from ..profiles import (
     parse_schema,
 )
 from ..session import RunService, Session
-from ..session.holds import refuse_held
+from ..session.holds import held, refuse_held
 from ..session.point import run_set
 from ..session.profiles import read_profile
 from ..write.options import SetOptions
@@ -100,7 +100,8 @@ class StructuredProfiles:
             elif ns.scope is Scope.TENANT:
                 pairs = store.erasure.namespaces(ns.tenant)
                 found.update(Namespace(ns.tenant, Scope.USER, owner) for scope, owner in pairs if scope == "user")
-        return sorted(found, key=lambda n: (n.tenant, n.owner_id))
+        # A namespace an erasure holds, or one deleted, is left as it is.
+        return sorted((ns for ns in found if not held(store, ns)), key=lambda n: (n.tenant, n.owner_id))
 
     def run(self, *, apply: bool = True, examples: int = 20) -> dict[str, Any]:
         """Build (``apply``) each profile that is ``absent`` or ``stale``. Counts by status before

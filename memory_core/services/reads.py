@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import NotFound
-from ..identity import Scope
+from ..identity import Namespace, Scope
 from ..model import FactVersion
 from ..session import RunService
 from ..session.reads import fact_at_time, live_keys
@@ -12,16 +12,24 @@ from ..write.settle import validate_key
 
 
 class ReadsService(RunService):
+    # A namespace ``namespace_delete`` soft-deleted reads as empty: nothing in it is found, nothing
+    # of it is destroyed (``namespace_register`` brings it back).
+    def _deleted(self, namespace: Namespace) -> bool:
+        return namespace in self.session.store.namespaces.deleted()
+
     def get(self, key: str, *, scope: str | Scope, as_of: Instant, known_at: Instant) -> FactVersion | None:
-        return fact_at_time(self.session, self.identity.namespace(scope), key, as_of, known_at)
+        namespace = self.identity.namespace(scope)
+        found = fact_at_time(self.session, namespace, key, as_of, known_at)
+        return None if self._deleted(namespace) else found
 
     def list(self, *, scope: str | Scope, as_of: Instant, known_at: Instant) -> list[FactVersion]:
-        return live_keys(self.session, self.identity.namespace(scope), as_of, known_at)
+        namespace = self.identity.namespace(scope)
+        return [] if self._deleted(namespace) else live_keys(self.session, namespace, as_of, known_at)
 
     def history(self, key: str, *, scope: str | Scope) -> list[FactVersion]:
         key = validate_key(key)
         namespace = self.identity.namespace(scope)
-        rows = self.session.versions.history(namespace, key)
+        rows = [] if self._deleted(namespace) else self.session.versions.history(namespace, key)
         if not rows:
             raise NotFound(f"no history: no key {key!r} in scope {namespace.scope.value}", key=key)
         return rows

@@ -39,6 +39,7 @@ from ..retrieval.pipeline import (
 from ..retrieval.recipes import Recipe, get_recipe
 from ..retrieval.rows import HIT_COLUMNS
 from ..retrieval.settle import settle
+from ..retrieval.summary_leg import explain
 from ..retrieval.traces import SearchTrace
 from ..retrieval.types import Hit, SearchRequest, SearchResult
 from ..session import RunService
@@ -125,6 +126,7 @@ def run_search(
     if usage is not None:
         attach_usage(legs, usage, timings)
     fused = fuse(legs, recipe, request)
+    explain(fused, fact_legs or {})  # a hit a summary brought says which session's, in its why
     if Kind.DOCUMENT in request.sources:
         fused = fold_documents(reader, fused)
     for n, (row, _, _) in enumerate(fused):
@@ -221,6 +223,8 @@ class SearchService(RunService):
         now = session.clock.now()
         request = settle(query, now, **kwargs)
         namespace = self.identity.namespace(request.scope)  # refuses a scope the run may not read
+        if namespace in session.store.namespaces.deleted():  # soft-deleted: read as empty (docs/write-path.md)
+            return _deleted_result(request, get_recipe(request.recipe))
         if cursor is not None:
             return self._next_page(request, namespace, cursor, now)
         generation = session.searches.generation  # a redaction from here on: not kept
@@ -325,3 +329,16 @@ def _parse_cursor(cursor: str) -> tuple[str, int]:
     if not trace_id or not (offset.isascii() and offset.isdigit()):
         raise InvalidInput("cursor must be the next_cursor a search answered", field="cursor")
     return trace_id, int(offset)
+
+
+def _deleted_result(request: SearchRequest, recipe: Recipe) -> SearchResult:
+    """What a search of a soft-deleted namespace answers: no hit, and a note saying why."""
+    return SearchResult(
+        hits=(),
+        verdict="no_match",
+        sources=tuple(sorted(k.value for k in request.sources)),
+        sources_applied=True,
+        recipe=recipe.to_dict(),
+        as_of=request.as_of,
+        notes=("this namespace was deleted (namespace_delete); namespace_register brings it back",),
+    )

@@ -22,6 +22,7 @@ from ..retrieval.pipeline import Plan, admissible_top, leg_scores
 from ..retrieval.recipes import KEY_HIT, KEY_PREFIX_HIT, Recipe
 from ..retrieval.relative_dates import EventOffset, from_event
 from ..retrieval.spans import DateSpan
+from ..retrieval.summary_leg import LegFacts, summary_facts
 from ..retrieval.types import SearchRequest
 from ..session import Session
 from ..temporal import from_micros
@@ -77,7 +78,7 @@ def run_legs(
         out["_event_spans"] = [a.span for a in out["_event_anchors"] if a.span is not None]
     if lexical is not None:
         found["bm25"] = lexical.result()
-    for leg in ("vector", "bm25", "key", "graph"):
+    for leg in ("vector", "bm25", "key", "graph", "summary"):
         if leg in the_plan.legs:
             out[leg] = leg_scores(leg, found.get(leg, []))
     return out
@@ -168,7 +169,16 @@ def fact_legs_of(
     return {
         "key": key_facts_of(session, namespace, recipe, request.query),
         "graph": graph_facts_of(session, namespace, recipe, request),
+        "summary": summary_facts_of(session, namespace, recipe, request.query),
     }
+
+
+def summary_facts_of(session: Session, namespace: Namespace, recipe: Recipe, query: str) -> LegFacts:
+    """The rows the namespace's session summaries that match the query stand for, for the
+    summary leg (``retrieval.summary_leg``); each knows why (the session and the words matched)."""
+    if "summary" not in recipe.legs:
+        return LegFacts()
+    return summary_facts(query, session.store.lineage.summaries(namespace))
 
 
 def key_facts_of(session: Session, namespace: Namespace, recipe: Recipe, query: str) -> dict[str, float]:

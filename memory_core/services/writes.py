@@ -10,13 +10,15 @@ from ..identity import Scope
 from ..model import Provenance, WriteResult
 from ..session import RunService
 from ..session.bulk import run_bulk, write_entries
+from ..session.categories import add_new_category_links, refuse_unknown
 from ..session.point import set_value
 from ..write.batch import BulkResult, import_key, import_requests
+from ..write.categories import item_categories
 from ..write.request import SetRequest
 from ..write.settle import entry_request
 
 IMPORT_FIELDS = frozenset(
-    {"text", "valid_at", "observed_at", "kind", "memory_type", "subject", "context", "sensitivity"}
+    {"text", "valid_at", "observed_at", "kind", "memory_type", "subject", "context", "sensitivity", "categories"}
 )
 
 
@@ -36,6 +38,7 @@ class WritesService(RunService):
         if isinstance(items, (str, bytes, dict)):
             raise InvalidInput("items must be a list", field="items")
         now, provenance = self.session.clock.now(), self._provenance()
+        wanted: dict[str, tuple[str, ...]] = {}  # key -> the categories its items name
 
         def request(order: int, item: Any) -> SetRequest:
             body = {"text": item} if isinstance(item, str) else item
@@ -50,8 +53,11 @@ class WritesService(RunService):
                     f"any of {', '.join(sorted(IMPORT_FIELDS - {'text'}))}",
                     entry=order,
                 )
-            options = {k: v for k, v in body.items() if k != "text"}
+            options = {k: v for k, v in body.items() if k not in ("text", "categories")}
             entry = {"key": import_key(body["text"]), "value": body["text"], **options}
+            if "categories" in body:
+                named = item_categories(body["categories"], order)
+                wanted[entry["key"]] = tuple(dict.fromkeys((*wanted.get(entry["key"], ()), *named)))
             return entry_request(namespace, order, entry, provenance, now, source_class="imported", reinforce=False)
 
         to_write, left = [], []
@@ -61,5 +67,9 @@ class WritesService(RunService):
                 left.append(req.key)  # deleted, retired, rejected or proposed: the owner's call stands
             else:
                 to_write.append(req)
+        # An unknown category refuses the import before anything is written.
+        refuse_unknown(self.session, namespace, sorted({c for named in wanted.values() for c in named}))
         result = run_bulk(self.session, to_write, check_cap=len(to_write), dry_run=dry_run, operation="import")
+        if not dry_run:  # only pairs never stored: a category link the owner rescinded stays rescinded
+            add_new_category_links(self.session, namespace, wanted, provenance.actor, "import")
         return dataclasses.replace(result, left_as_is=tuple(left), dry_run=dry_run)

@@ -46,6 +46,8 @@ DIFF_FIELDS = (
 _BY_AUDIT_OP = {
     "delete": "fact.deleted",
     "delete_version": "fact.deleted",
+    "clear": "fact.deleted",  # a scope cleared: every tombstone of one change
+    "clear_undo": "fact.restored",
     "restore": "fact.restored",
     "lock": "fact.locked",
     "unlock": "fact.unlocked",
@@ -58,6 +60,8 @@ _BY_AUDIT_OP = {
     "expire": "fact.expired",
     "rollback": "fact.rolled_back",
     "relabel": "fact.relabelled",
+    "update": "fact.updated",
+    "verify": "fact.verified",
     "doc_put": "document.put",
     "doc_delete": "document.deleted",
     "conflict_resolver": "resolver.acted",

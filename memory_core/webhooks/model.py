@@ -41,6 +41,8 @@ _BY_TYPE = {
     "fact.rejected": "memory.revised",
     "fact.rolled_back": "memory.revised",
     "fact.relabelled": "memory.revised",
+    "fact.updated": "memory.revised",
+    "fact.verified": "memory.revised",
     "resolver.acted": "memory.revised",
     "review.decided": "memory.revised",
     "fact.deleted": "memory.tombstoned",

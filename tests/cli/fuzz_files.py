@@ -31,6 +31,7 @@ GOOD_FILES = {
     "doc-put": "# Guide\n\nAna lives in Berlin.\n\n## More\n\ntext\n",
     "extract": json.dumps([{"role": "user", "content": "I live in Paris."}]),
     "extract-later": json.dumps([{"role": "user", "content": "I moved to Rome."}]),
+    "observe-record": json.dumps([{"role": "user", "content": "I live in Oslo."}, {"tool": "search", "input": "x"}]),
     "ontology-set": "## person\n- `@memory_scope` user\n",
     "restore-snapshot": "SNAPSHOT",
     "lens-roster": '[groups.writers]\npermissions = ["read", "capture"]\n[lenses.ops]\ngroups = ["writers"]\n',

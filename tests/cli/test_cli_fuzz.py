@@ -22,11 +22,16 @@ from hypothesis import strategies as st
 from memory_core import FixedClock, Identity, Memory
 from memory_core.cli import VERBS, Call, Verb, main
 from memory_core.wire import encode
+from tests.cli.fuzz_byid import BYID_VALUES
+from tests.cli.fuzz_categories import CATEGORY_VALUES
 from tests.cli.fuzz_compounding import COMPOUNDING_VALUES
 from tests.cli.fuzz_erasure import ERASURE_VALUES
 from tests.cli.fuzz_files import GOOD_FILES, NEAR_FILES, NEAR_PATHS, File, Out
+from tests.cli.fuzz_learnings import LEARNING_VALUES
 from tests.cli.fuzz_models import MODEL_VALUES
+from tests.cli.fuzz_observe import OBSERVE_VALUES
 from tests.cli.fuzz_remember import DECISION, FRAME, REMEMBER_VALUES
+from tests.cli.fuzz_scope import SCOPE_VALUES
 from tests.cli.fuzz_service import SERVICE_VALUES, serve_returns  # noqa: F401 (an autouse fixture)
 from tests.conftest import T0, store_snapshot
 from tests.fuzz_values import BAD_TEXT, NEAR_TEXT
@@ -133,6 +138,11 @@ VALUES.update(MODEL_VALUES)  # ask, eval locomo-qa
 VALUES.update(REMEMBER_VALUES)  # lenses, frames, captures, decisions, render, context, events, receipt
 VALUES.update(ERASURE_VALUES)  # erase, erasures, erasure-recover
 VALUES.update(COMPOUNDING_VALUES)  # consolidate, consolidation-runs, -undo, lineage
+VALUES.update(BYID_VALUES)  # get-by-id, update-by-id, verify --id
+VALUES.update(CATEGORY_VALUES)  # category-define, categories, assign-category, link, links
+VALUES.update(OBSERVE_VALUES)  # observe-record, observe-crystallize, observe-status, observe-extract
+VALUES.update(LEARNING_VALUES)  # learnings, learning-decide
+VALUES.update(SCOPE_VALUES)  # clear-undo, promote --to-scope
 SWITCHES = ("pin", "proposed", "dry_run", "string", "apply", "admin", "whole_tenant")
 
 

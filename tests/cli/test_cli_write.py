@@ -34,7 +34,7 @@ def test_set_options_lock_pin_and_their_refusals(home):
 
 def test_promote_demote_reject_restore_and_delete_version(home):
     run(home, "set", "team", "platform", "--proposed")
-    assert run(home, "promote", "team")[1]["version"]["status"] == "active"
+    assert run(home, "proposal-decide", "team")[1]["version"]["status"] == "active"
     assert run(home, "demote", "team")[1]["version"]["status"] == "proposed"
     run(home, "reject", "team")
     assert not run(home, "get", "team")[1]["found"]

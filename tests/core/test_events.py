@@ -46,7 +46,7 @@ OPS = [
     ("pin", lambda t: (t.set("k", "v1"), lambda: t.pin("k"))[1], "fact.pinned"),
     ("unpin", lambda t: (t.set("k", "v1"), t.pin("k"), lambda: t.unpin("k"))[2], "fact.unpinned"),
     ("reject", lambda t: (t.set("k", "v1"), lambda: t.reject("k"))[1], "fact.rejected"),
-    ("promote", lambda t: (t.set("k", "v1", proposed=True), lambda: t.promote("k"))[1], "fact.promoted"),
+    ("proposal", lambda t: (t.set("k", "v1", proposed=True), lambda: t.proposal_decide("k"))[1], "fact.promoted"),
     ("demote", lambda t: (t.set("k", "v1"), lambda: t.demote("k"))[1], "fact.demoted"),
     ("redact", _redact_first, "fact.redacted"),
     ("doc_put", lambda t: lambda: t.doc_put("guide", "# Guide\n\nText."), "document.put"),

@@ -8,6 +8,7 @@ from memory_core import Identity
 from memory_core.errors import InvalidInput
 from memory_core.extraction.model import Extracted, ExtractorOutput, parse_messages
 from memory_core.extraction.pipeline import (
+    DEFAULT_STEPS,
     ExtractionState,
     StepContext,
     drop_activity_narration,
@@ -180,7 +181,11 @@ def test_a_later_statement_supersedes_and_a_forget_retires(ana, clock):
     assert [r.value for r in ana.history("ana:lives_in")][0] == "Ana lives in Lisbon"
     clock.advance(timedelta(days=1))
     again = ana.set_from_messages([{"role": "user", "name": "Ana", "content": "I moved to Porto."}], session="s3")
-    assert again.written == () and again.dropped["hash_dedup"] == ("ana:lives_in",)
+    # the extractor is shown the stored memories and skips the restatement (``fetch_existing_memories``)
+    assert again.written == () and "skipped ana:lives_in: it restates a stored memory" in again.notes
+    steps = [s for s in DEFAULT_STEPS if s != "fetch_existing_memories"]
+    unseen = ana.set_from_messages([{"role": "user", "name": "Ana", "content": "I moved to Porto."}], steps=steps)
+    assert unseen.written == () and unseen.dropped["hash_dedup"] == ("ana:lives_in",)
 
 
 def test_steps_can_be_reordered_skipped_or_registered(ana, indexed_memory):

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_core import FixedClock, Identity, Memory
-from memory_core.errors import MemcoreError, NotFound, SqlFailed
+from memory_core.errors import AdminRequired, MemcoreError, NotFound, SqlFailed
 from memory_core.wire import encode
 from tests.conftest import T0
 
@@ -27,7 +27,11 @@ TAG = re.compile(r"x\d+t\d/(?:user|agent|tenant)/[a-z0-9]+")
 SCOPES = ("user", "agent", "tenant")
 KEYS = ("k1", "k2")
 RUNS = [(t, u, a) for t in range(3) for u in ("u0", "u1") for a in ("a0", "a1")]
-WRITES = ("set", "delete", "restore", "sql_insert", "doc_put", "doc_delete")
+WRITES = ("set", "delete", "restore", "sql_insert", "doc_put", "doc_delete", "update", "update_by_id")
+WRITES += ("clear", "namespace_delete")  # scope-wide: every other namespace lists the same after
+WRITES += ("category_define", "assign_category", "link")  # categories and links: names carry the tag
+WRITES += ("observe_record", "observe_crystallize")  # observation capture: a session per key
+WRITES += ("say_rule",)  # learnings: a rule about the agent, in the user's own words (their tag)
 READS = (
     "get",
     "list",
@@ -40,6 +44,13 @@ READS = (
     "graph_recall",
     "list_facts",
     "events",
+    "get_by_id",
+    "belief_sources",
+    "session_summaries",
+    "categories",
+    "links",
+    "observe_status",
+    "learnings",
 )
 
 op_strategy = st.tuples(
@@ -63,6 +74,8 @@ class World:
         self.memory = Memory.open(root / "home-0", clock=self.clock, embedder="hashing")
         self.examples = itertools.count()
         self.reads = {name: 0 for name in READS}
+        self.ids: list[str] = []  # every fact and version id this example wrote, in any tenant
+        self.current: list = []  # the runs of the example now running
 
     def tools(self):
         n = next(self.examples)
@@ -71,24 +84,33 @@ class World:
         if n and n % self.per_home == 0:
             self.memory.close()
             self.memory = Memory.open(self.root / f"home-{n}", clock=self.clock, embedder="hashing")
-        return [self.memory.for_run(Identity(tenant=f"x{n}t{t}", user=u, agent=a, session="s")) for t, u, a in RUNS]
+        self.ids = []
+        self.current = [
+            self.memory.for_run(Identity(tenant=f"x{n}t{t}", user=u, agent=a, session="s")) for t, u, a in RUNS
+        ]
+        return self.current
 
 
 def tag_of(ns) -> str:
     return f"{ns.tenant}/{ns.scope.value}/{ns.owner_id}"
 
 
-def _write(tool, op, scope, key, value) -> None:
+def _write(world: World, tool, op, scope, key, value) -> None:
     ns = tool.identity.namespace(scope)
     tag = tag_of(ns)
     if op == "set":
-        tool.set(
+        written = tool.set(
             key,
             f"note {tag} v{value}",
             scope=scope,
             kind="note",
             relations=[{"subject": "I", "relation": f"has {key}", "object": f"{tag} v{value}"}],
         )
+        world.ids.extend(i for r in written.rows for i in (r.id, r.fact_id))
+    elif op == "update":
+        world.ids.extend(r.id for r in tool.update(key, f"note {tag} v{value}u", scope=scope).rows)
+    elif op == "update_by_id":
+        _update_by_id(world, tool, value)
     elif op in ("delete", "restore"):
         getattr(tool, op)(key, scope=scope)
     elif op == "sql_insert":
@@ -104,6 +126,80 @@ def _write(tool, op, scope, key, value) -> None:
         )
     elif op == "doc_delete":
         tool.doc_delete(key, scope=scope)
+    elif op in ("clear", "namespace_delete"):
+        _scope_wide(world, tool, op, scope, value)
+    elif op == "category_define":  # a category name and a relation may spell the tag itself
+        tool.category_define(f"c-{tag}", description=f"cat {tag} v{value}", scope=scope)
+    elif op == "assign_category":
+        tool.assign_category(key, f"c-{tag}", scope=scope, rescind=value % 3 == 0)
+    elif op == "link":
+        tool.link(key, "k2" if key == "k1" else "k1", relation=f"r-{tag}", scope=scope, unlink=value % 3 == 0)
+    elif op == "observe_record":  # a crystallized session refuses more (409)
+        tool.observe_record(f"s-{key}", [{"tool": f"t {tag}", "input": f"{tag} v{value}"}], scope=scope)
+    elif op == "observe_crystallize":  # a session with no observations in the scope is missing (404)
+        tool.observe_crystallize(f"s-{key}", scope=scope)
+    elif op == "say_rule":  # filed to the learnings queue; its turn is evidence in the user's scope
+        mine = tag_of(tool.identity.namespace("user"))
+        tool.set_from_messages([{"role": "user", "content": f"Always answer in {mine} v{value}."}], scope="user")
+
+
+def _views(world: World, tool, scope) -> dict[str, list]:
+    """What every other namespace of the example's runs lists, by tag."""
+    own = tool.identity.namespace(scope)
+    seen: dict[str, list] = {}
+    for other in world.current:
+        for s in SCOPES:
+            ns = other.identity.namespace(s)
+            if ns != own and tag_of(ns) not in seen:
+                seen[tag_of(ns)] = sorted((f.key, f.value_json) for f in other.list(scope=s))
+    return seen
+
+
+def _scope_wide(world: World, tool, op, scope, value) -> None:
+    """``clear`` and ``namespace_delete`` touch the caller's namespace only: every other namespace
+    lists the same before and after. A deleted namespace is often registered again at once; one
+    left deleted refuses the example's later writes there (409)."""
+    if op == "namespace_delete" and scope == "tenant":
+        with pytest.raises(AdminRequired):
+            tool.namespace_delete(scope=scope)  # the tenant's namespace is everyone's: admin only
+        return
+    before = _views(world, tool, scope)
+    if op == "clear":
+        own = tool.identity.namespace(scope)
+        rows = tool.clear(scope=scope).rows
+        assert {(r.tenant, r.scope, r.owner_id) for r in rows} <= {(own.tenant, own.scope, own.owner_id)}
+    else:
+        tool.namespace_delete(scope=scope)
+        assert tool.list(scope=scope) == []
+        if value % 2:
+            tool.namespace_register(scope=scope)
+    assert _views(world, tool, scope) == before
+
+
+def _update_by_id(world: World, tool, value) -> None:
+    """Revise a row by an id any tenant wrote: one out of reach answers missing and changes nothing."""
+    if not world.ids:
+        return
+    row_id = world.ids[value % len(world.ids)]
+    try:
+        found = tool.get_by_id(row_id)
+    except NotFound:
+        with pytest.raises(NotFound):
+            tool.update_by_id(row_id, f"note {tag_of(tool.identity.namespace('user'))} v{value}x")
+        return
+    assert found.tenant == tool.identity.tenant
+    tool.update_by_id(row_id, f"note {found.tenant}/{found.scope.value}/{found.owner_id} v{value}x")
+
+
+def _by_ids(world: World, tool) -> list:
+    """``get_by_id`` of every id the example wrote: a row out of reach answers missing."""
+    found = []
+    for row_id in world.ids:
+        try:
+            found.append(tool.get_by_id(row_id).to_dict())
+        except NotFound:
+            continue
+    return found
 
 
 def _read(tool, op, scope, key):
@@ -127,22 +223,41 @@ def _read(tool, op, scope, key):
         return tool.graph_recall("I", scope=scope, hops=2).to_dict()
     if op == "events":  # the state-change stream, its values read back from the version rows
         return encode(tool.events(scopes=[scope], limit=1000))
+    if op == "belief_sources":  # evidence links of the key's facts (none for a plain set)
+        return tool.belief_sources(key, scope=scope)
+    if op == "session_summaries":
+        return tool.session_summaries(scope=scope)
+    if op == "categories":  # the scope's taxonomy, and the key's categories
+        return encode([tool.categories(scope=scope), tool.categories(scope=scope, key=key)])
+    if op == "links":
+        return encode(tool.links(key, scope=scope))
+    if op == "observe_status":  # a session's state: its counts and the identity-free result
+        return tool.observe_status(f"s-{key}", scope=scope)
+    if op == "learnings":  # the candidates the run's user supports, with only their own words
+        return encode(tool.learnings(status="all"))
     return [f.to_dict() for f in tool.list_facts("I", scope=scope)]
 
 
 def _check(world: World, tool, op, scope) -> None:
-    """Read through ``op`` and through every other read op: only the reader's tag may appear."""
+    """Read through ``op`` and through every other read op: only the reader's tag may appear (for
+    ``get_by_id``, which reads every scope the run reaches, the tags of those scopes)."""
     own = tag_of(tool.identity.sql_namespace(scope) if op == "sql_query" else tool.identity.namespace(scope))
     for read in (op, *READS):
         try:
-            answer = _read(tool, read, scope, "k1")
+            answer = _by_ids(world, tool) if read == "get_by_id" else _read(tool, read, scope, "k1")
         except (NotFound, SqlFailed):  # nothing there yet in this scope
+            continue
+        if read == "get_by_id" and not answer:
             continue
         world.reads[read] += 1
         text = json.dumps(answer, default=str)
         seen = set(TAG.findall(text))
-        expected = tag_of(tool.identity.sql_namespace(scope)) if read == "sql_query" else own
-        assert seen <= {expected}, (read, expected, seen)
+        expected = {tag_of(tool.identity.sql_namespace(scope)) if read == "sql_query" else own}
+        if read == "get_by_id":
+            expected = {tag_of(tool.identity.namespace(s)) for s in SCOPES}
+        if read == "learnings":  # scope-less: a user's rules carry their user tag, whatever the scope read
+            expected = {tag_of(tool.identity.namespace("user"))}
+        assert seen <= expected, (read, expected, seen)
 
 
 def run_sequence(world: World, ops, finals) -> None:
@@ -152,7 +267,7 @@ def run_sequence(world: World, ops, finals) -> None:
         tool = tools[who]
         if op in WRITES:
             try:
-                _write(tool, op, scope, key, value)
+                _write(world, tool, op, scope, key, value)
             except MemcoreError as exc:  # nothing to delete or restore: refused, and nothing changes
                 assert exc.status in (404, 409), exc
         else:
@@ -190,10 +305,16 @@ def _property(examples: int):
 # second run of the same tenant: whatever the random examples draw, every read op runs.
 EVERY_READ = [
     ("set", 0, "user", "k1", 1),
+    ("observe_record", 0, "user", "k1", 1),
     ("sql_insert", 0, "user", "k1", 1),
     ("doc_put", 0, "user", "k1", 1),
     ("set", 1, "user", "k1", 2),
+    ("set", 0, "user", "k2", 1),
+    ("category_define", 0, "user", "k1", 1),
+    ("assign_category", 0, "user", "k1", 1),
+    ("link", 0, "user", "k1", 1),
     ("get", 0, "user", "k1", 0),
+    ("say_rule", 0, "user", "k1", 1),
     ("get", 1, "user", "k1", 0),
 ]
 

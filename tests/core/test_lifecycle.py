@@ -53,12 +53,12 @@ def test_pin_holds_until_the_write_pins_too_or_it_is_unpinned(tool):
     assert not tool.get("diet").pinned
 
 
-def test_promote_and_demote_move_a_fact_between_proposal_and_established(tool):
+def test_proposal_decide_and_demote_move_a_fact_between_proposal_and_established(tool):
     tool.set("team", "platform", proposed=True)
     assert tool.get("team").status is Status.PROPOSED
     with pytest.raises(WrongState):
-        tool.set("x1", "y") and tool.promote("x1")
-    assert tool.promote("team").version.status is Status.ACTIVE
+        tool.set("x1", "y") and tool.proposal_decide("x1")
+    assert tool.proposal_decide("team").version.status is Status.ACTIVE
     demoted = tool.demote("team").version
     assert demoted.status is Status.PROPOSED and demoted.confidence == 0.5
 
@@ -123,7 +123,8 @@ def test_reads_hide_an_expired_fact_at_once_and_the_sweep_applies_on_expire(tool
     assert counts == {"tombstone": 1, "demote": 1, "anonymize": 1, "keys": 3}
     assert tool.get("otp") is None and tool.history("otp")[-1].status is Status.TOMBSTONED
     mood = tool.get("mood")
-    assert mood.status is Status.PROPOSED and mood.confidence == 0.5 and mood.expires_at is None
+    # demote keeps an established fact established, less sure and no longer due (the seed's demote)
+    assert mood.status is Status.ACTIVE and mood.confidence == 0.5 and mood.expires_at is None
     shell = tool.get("visit")
     assert shell.value == "[expired]" and shell.op is Op.EXPIRE
     assert memory.sweep_expired()["keys"] == 0  # nothing left due

@@ -35,6 +35,7 @@ class ServedWorld(World):
             client = RemoteMemory(self.server.url, token, session="s")
             self.clients.append(client)
             tools.append(client.tool())
+        self.current = tools  # what clear and namespace_delete compare the other namespaces through
         return tools
 
     def close(self) -> None:

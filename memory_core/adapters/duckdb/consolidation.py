@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Sequence
 
 from ...consolidation import ClusterOutcome, ConsolidationRun
+from ...extraction.lineage import DERIVED_FROM  # the support type every lineage reader names
 from ...identity import Namespace
 from ...model import FactVersion
 from .connection import DuckDBConnection
@@ -47,8 +48,8 @@ class DuckDBConsolidation:
         with self._db.tx() as con:
             for source in sources:
                 con.execute(
-                    "INSERT INTO belief_sources VALUES (?, ?, ?, ?, ?, ?, ?, 'derived_from', ?, ?)",
-                    [*ns, summary.fact_id, summary.key, source.fact_id, source.key, run_id, at],
+                    "INSERT INTO belief_sources VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [*ns, summary.fact_id, summary.key, source.fact_id, source.key, DERIVED_FROM, run_id, at],
                 )
 
     def _runs(self, where: str, params: list[Any]) -> list[ConsolidationRun]:

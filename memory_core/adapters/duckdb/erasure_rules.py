@@ -64,6 +64,7 @@ ERASURE_RULES: dict[str, TableRule] = {
     "consolidation_runs": TableRule(SCOPED),
     "consolidation_clusters": TableRule(SCOPED, ("summary_key", "detail")),
     "belief_sources": TableRule(SCOPED, ("key", "source_key")),
+    "session_summaries": TableRule(SCOPED, ("session", "digest")),  # the digest quotes the turns
     "resolver_pauses": TableRule(SCOPED, ("reason",)),
     "entity_communities": TableRule(SCOPED, ("communities",)),
     "profile_schemas": TableRule(SCOPED, ("schema_json",)),  # descriptions and key patterns a person wrote
@@ -76,6 +77,17 @@ ERASURE_RULES: dict[str, TableRule] = {
     "usage_exposures": TableRule(SCOPED),  # fact ids and counts
     "usage_totals": TableRule(SCOPED),
     "usage_folded": TableRule(TENANT),  # interaction ids and times: no content
+    "categories": TableRule(SCOPED, ("name", "description")),
+    "category_links": TableRule(SCOPED, ("key", "category")),
+    "memory_links": TableRule(SCOPED, ("key", "other_key", "relation")),
+    "namespace_states": TableRule(SCOPED),  # delete / register events: who and when, no content
+    # A candidate lives in the agent's scope (an agent's or the tenant's erasure deletes it); a
+    # supporter in the user's, so a user's erasure deletes it here, and the erasure's rows step
+    # then settles the candidates it left unsupported (services/learnings.settle_unsupported).
+    "learnings_queue": TableRule(SCOPED, ("rule",)),
+    "learnings_supporters": TableRule(SCOPED, ("quote",)),
+    # a crystallized session: its id, who it runs as, what its extraction wrote or why it failed
+    "observe_sessions": TableRule(SCOPED, ("session", "identity", "result", "last_error")),
     "webhook_deliveries": _none("event ids, counters and HTTP statuses; its events' outbox rows go with their scope"),
 }
 

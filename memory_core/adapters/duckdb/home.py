@@ -18,6 +18,7 @@ from ...errors import AuditKeyMissing, HomeNotFound, SchemaOutdated, StoreCorrup
 from ..home_key import HomeKey
 from .api_keys import DuckDBApiKeys
 from .audit_chain import AuditChain
+from .categories import DuckDBCategories
 from .communities import DuckDBCommunities
 from .connection import DuckDBConnection
 from .consolidation import DuckDBConsolidation
@@ -25,8 +26,12 @@ from .dreams import DuckDBDreams
 from .erasure import DuckDBErasure
 from .graph import DuckDBGraph
 from .inspection import DuckDBInspection
+from .learnings import DuckDBLearnings
 from .ledger import DuckDBLedger
+from .lineage import DuckDBLineage
 from .migrations import SCHEMA_VERSION, migrate, stored_schema_version
+from .namespaces import DuckDBNamespaces
+from .observe import DuckDBObserve
 from .opening import connect, make_folder, open_refusal, refuse_a_file
 from .profiles import DuckDBProfiles
 from .projections import DuckDBProjections
@@ -65,8 +70,13 @@ class DuckDBHome:
         self.dreams = DuckDBDreams(db)
         self.communities = DuckDBCommunities(db)
         self.profiles = DuckDBProfiles(db, audit)
+        self.learnings = DuckDBLearnings(db)
+        self.observe = DuckDBObserve(db)
+        self.categories = DuckDBCategories(db, audit)
+        self.namespaces = DuckDBNamespaces(db)
         self.reflect = DuckDBReflect(db)
         self.usage = DuckDBUsage(db)
+        self.lineage = DuckDBLineage(db)
         self.feed = None  # the home's only writer: nothing changes behind its back
 
     @classmethod

@@ -48,8 +48,10 @@ TABLE_CLASSES = {
     "receipts": "records: signed disclosure receipts (ids and hashes, no values)",
     "consolidation_runs": "records: consolidation runs (counts, no values)",
     "consolidation_clusters": "records: each consolidation cluster's outcome (fact ids, the summary's key)",
-    "belief_sources": "lineage: which rows a derived row (a consolidation summary) was written from",
+    "belief_sources": "lineage: the rows that support a fact (turns and chunks it was extracted from, rows merged)",
+    "session_summaries": "derived: a digest per conversation session, rebuilt when its kept turns change",
     "entity_communities": "derived: entity communities per namespace, rebuilt from the graph when it changes",
+    "observe_sessions": "queue: crystallized observation sessions awaiting (or done with) extraction",
     "profile_schemas": "settings: structured-profile schemas per namespace (versioned; the profiles are memory rows)",
     "resolver_pauses": "queue: conflict-resolver namespace pauses (the refusal, until when)",
     "dream_proposals": "queue: Dreams proposals awaiting approval, one row per status change (versioned)",
@@ -58,7 +60,13 @@ TABLE_CLASSES = {
     "reflect_claims": "derived: atomic claims the reflect pipeline read, with connections, plan and verdict",
     "usage_exposures": "queue: searches' exposures (fact ids, counts) waiting for the usage fold",
     "usage_folded": "queue: the interactions the usage fold read lately (ids; the newest is its cursor)",
+    "learnings_queue": "queue: rules said about an agent, awaiting review, one row per status change (versioned)",
+    "learnings_supporters": "records: who stated each learning's rule (the identity tuple, their quote)",
     "usage_totals": "derived: per-fact exposures, recalls and negative feedback, folded from the records",
+    "categories": "settings: each namespace's category taxonomy (versioned)",
+    "category_links": "records: which rows (by key) carry which category, assigned or rescinded (a log)",
+    "memory_links": "records: operator edges between two rows (by fact id), linked or unlinked (a log)",
+    "namespace_states": "records: namespaces soft-deleted and registered again (a log; no content)",
 }
 
 

@@ -231,6 +231,8 @@ def row_to_version(row: Sequence[Any]) -> FactVersion:
             actor_chain=tuple(a.get("prov_actor_chain") or ()),
             author=a.get("prov_author"),
             source=a.get("prov_source"),
+            judged_by=a.get("prov_judged_by"),
+            judged_at=_instant(a.get("prov_judged_at")),
         ),
         changed_by=a["changed_by"],
         subject=a["subject"],
@@ -282,7 +284,14 @@ def attrs_json(v: FactVersion) -> str:
     ):
         if value:
             body[name] = value
+    if p.judged_by:  # a reviewer's affirmation (``verify``), only where there is one
+        body["prov_judged_by"] = p.judged_by
+        body["prov_judged_at"] = p.judged_at.astimezone(timezone.utc).isoformat() if p.judged_at else None
     return json.dumps(body, ensure_ascii=False)
+
+
+def _instant(text: str | None) -> datetime | None:
+    return None if not text else datetime.fromisoformat(text).astimezone(timezone.utc)
 
 
 def version_params(seq: int, v: FactVersion, audit_seq: int | None) -> list[Any]:

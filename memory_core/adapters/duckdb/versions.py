@@ -272,11 +272,13 @@ class DuckDBVersions(LogAudit):
             with self._audit.transaction(batch.audits, before_commit=before_commit) as tx:
                 # Each row names the audit row that records it: a chain missing its newest rows is caught.
                 con, audit_seq = tx.con, tx.seq
-                if len(rows) > ARROW_INSERT_ABOVE:
+                # The staged layout has no column for a reviewer's affirmation: rows carrying one go row by row.
+                arrow = len(rows) > ARROW_INSERT_ABOVE and not any(r.provenance.judged_by for r in rows)
+                if arrow:
                     self._insert_staged(con, arrow_versions(first, rows, audit_seq))
                 elif rows:
                     tx.lines.extend(_insert_rows(con, first, rows, audit_seq))
-                if len(rows) > ARROW_INSERT_ABOVE:  # fresh rows: nothing to record before them
+                if arrow:  # fresh rows: nothing to record before them
                     tx.added("memory_versions", "seq BETWEEN ? AND ?", [first, first + len(rows) - 1])
                 if extra:
                     self._insert_staged(con, staged_columns(first + len(rows), audit_seq, staged))

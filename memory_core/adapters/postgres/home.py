@@ -18,6 +18,7 @@ from ..duckdb.home import KEY_DIR, _adoption_entry, _home_key
 from ..home_key import HomeKey
 from .api_keys import PgApiKeys
 from .audit_chain import PgAuditChain
+from .categories import PgCategories
 from .communities import PgCommunities
 from .connection import PgConnection
 from .consolidation import PgConsolidation
@@ -26,7 +27,11 @@ from .erasure import PgErasure
 from .feed import PgFeed
 from .graph import PgGraph
 from .inspection import PgInspection
+from .learnings import PgLearnings
 from .ledger import PgLedger
+from .lineage import PgLineage
+from .namespaces import PgNamespaces
+from .observe import PgObserve
 from .opening import UNREACHABLE_ERRORS, StoreUrl, unreachable
 from .profiles import PgProfiles
 from .projections import PgProjections
@@ -68,8 +73,13 @@ class PgHome:
         self.dreams = PgDreams(db)
         self.communities = PgCommunities(db)
         self.profiles = PgProfiles(db, audit)
+        self.learnings = PgLearnings(db)
+        self.observe = PgObserve(db)
+        self.categories = PgCategories(db, audit)
+        self.namespaces = PgNamespaces(db)
         self.reflect = PgReflect(db)
         self.usage = PgUsage(db)
+        self.lineage = PgLineage(db)
         self.feed = PgFeed(db)  # what the other replicas wrote (``session.follow``)
 
     @classmethod

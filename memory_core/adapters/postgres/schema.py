@@ -71,8 +71,21 @@ INDEXES = (
     "CREATE INDEX IF NOT EXISTS reflect_claims_seq ON reflect_claims (tenant, source_seq)",
     "CREATE UNIQUE INDEX IF NOT EXISTS reflect_inputs_ref ON reflect_inputs (tenant, source_ref)",
     "CREATE UNIQUE INDEX IF NOT EXISTS entity_communities_ns ON entity_communities (tenant, scope, owner_id)",
+    "CREATE INDEX IF NOT EXISTS belief_sources_fact ON belief_sources (tenant, scope, owner_id, fact_id)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS session_summaries_ns ON session_summaries (tenant, scope, owner_id, session)",
     "CREATE UNIQUE INDEX IF NOT EXISTS profile_schemas_version ON profile_schemas (tenant, scope, owner_id, version)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS namespace_states_seq ON namespace_states (tenant, scope, owner_id, seq)",
     "CREATE UNIQUE INDEX IF NOT EXISTS dream_proposals_version ON dream_proposals (tenant, proposal_id, version)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS learnings_queue_version ON learnings_queue (tenant, learning_id, version)",
+    "CREATE INDEX IF NOT EXISTS learnings_supporters_learning ON learnings_supporters (tenant, learning_id)",
+    # observation capture: one row per crystallized session, whichever replica crystallizes it
+    "CREATE UNIQUE INDEX IF NOT EXISTS observe_sessions_ns ON observe_sessions (tenant, scope, owner_id, session)",
+    # Categories and links (schema_categories): one version of a name, a pair or an edge each.
+    "CREATE UNIQUE INDEX IF NOT EXISTS categories_version ON categories (tenant, scope, owner_id, name, version)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS category_links_version "
+    "ON category_links (tenant, scope, owner_id, key, category, version)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS memory_links_version "
+    "ON memory_links (tenant, scope, owner_id, fact_id, other_fact_id, relation, version)",
     "CREATE INDEX IF NOT EXISTS consolidation_clusters_run ON consolidation_clusters (run_id, cluster)",
     # Webhooks: the outbox numbered by several writers (a seq twice is an error, never a
     # duplicate), a claim's row lock and its look at the pair's attempts; the holds every write
