@@ -25,9 +25,11 @@ def belief_sources(call: Call) -> Output:
     scope=False,
     identity=False,
     writes=lambda args: not args.dry_run,
+    remote=True,
 )
 def summarize_sessions(call: Call) -> Output:
-    counts = call.memory.summarize_sessions(apply=not call.args.dry_run)
+    runner = call.remote if call.remote is not None else call.memory  # through a service: its worker
+    counts = runner.summarize_sessions(apply=not call.args.dry_run)
     text = " ".join(f"{name}={counts[name]}" for name in ("sessions", "built", "current", "failed", "dropped"))
     return counts, text + "".join(f"\n  {name}" for name in counts["behind"]), 0
 

@@ -172,6 +172,10 @@ class RemoteMemory:
     def build_profiles(self, *, apply: bool = True) -> dict[str, Any]:
         return self._admin("build_profiles", apply=apply)
 
+    def summarize_sessions(self, *, apply: bool = True) -> dict[str, Any]:
+        """Session summaries with the service home's summarizer (its offline rules)."""
+        return self._admin("summarize_sessions", apply=apply)
+
     def fold_usage(self, *, apply: bool = True) -> dict[str, Any]:
         return self._admin("fold_usage", apply=apply)
 

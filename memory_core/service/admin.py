@@ -75,6 +75,7 @@ def _maintenance(state: ServiceState) -> dict[str, Callable[[dict[str, Any]], An
         "recalibrate": lambda a: memory.recalibrate(**a),
         "detect_communities": lambda a: memory.detect_communities(**a),
         "build_profiles": lambda a: memory.build_profiles(**a),
+        "summarize_sessions": lambda a: memory.summarize_sessions(**a),  # the offline rules: no model crosses
         "fold_usage": lambda a: memory.fold_usage(**a),
         "fill_embeddings": lambda a: memory.fill_embeddings(**a),
     }

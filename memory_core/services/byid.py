@@ -70,6 +70,8 @@ class ByIdService(RunService):
         found = addressed(row_id, fact, version)
         if found is None or not reaches(self.identity, found.row):
             raise unknown_id(row_id)
+        if namespace_of(found.row) in self.session.store.namespaces.deleted():
+            raise unknown_id(row_id)  # a soft-deleted namespace reads as empty, by key or by id
         return found
 
     # -- writes --------------------------------------------------------------------------------

@@ -9,9 +9,11 @@ from datetime import timedelta
 import pytest
 
 from memory_core import FixedClock, Identity, Memory, MemoryTool
-from memory_core.errors import InvalidInput, NotFound
+from memory_core.client import RemoteMemory
+from memory_core.errors import AdminRequired, InvalidInput, NotFound
 from memory_core.extraction.summaries import SessionTurn
 from memory_core.llm import LLMUnavailable
+from memory_core.service import ThreadedServer
 from tests.conftest import store_snapshot
 
 pytestmark = pytest.mark.faces
@@ -105,6 +107,26 @@ def test_a_session_is_summarized_once_per_change(ana: MemoryTool, indexed_memory
         and rebuilt["built_at"] > summary["built_at"]
     )
     assert ana.session_summaries(session_id="s9") == []
+
+
+def test_an_operator_summarizes_through_the_service_and_an_agent_cannot(
+    ana: MemoryTool, indexed_memory: Memory
+) -> None:
+    ana.set_from_messages(LISBON, session="s1")
+    server = ThreadedServer(indexed_memory).start()
+    try:
+        admin, _ = indexed_memory.keys.create(tenant="ops", user="root", admin=True)
+        agent, _ = indexed_memory.keys.create(tenant="acme", user="ana", agent="helper")
+        with RemoteMemory(server.url, agent) as client, pytest.raises(AdminRequired):
+            client.summarize_sessions()
+        assert ana.session_summaries() == []
+        with RemoteMemory(server.url, admin) as operator:
+            assert operator.summarize_sessions(apply=False)["behind"] == ["acme/user/ana/s1"]
+            assert operator.summarize_sessions()["built"] == 1
+            assert operator.summarize_sessions()["built"] == 0  # once per change
+    finally:
+        server.stop()
+    assert [s["session"] for s in ana.session_summaries()] == ["s1"]
 
 
 def test_a_model_summarizes_when_given_and_a_failure_keeps_the_old_digest(

@@ -138,6 +138,7 @@ def test_a_deleted_namespace_reads_empty_and_registering_it_brings_everything_ba
     memory, ana, bo, zed = world
     before, others = values(ana), elsewhere(ana, bo, zed)
     history = [r.id for r in ana.history("city")]
+    fact_id = ana.get("city").fact_id
     deleted = ana.namespace_delete()
     assert deleted == {"scope": "user", "owner_id": "ana", "state": "deleted", "changed": True}
     assert ana.get("city") is None and ana.list() == []
@@ -146,11 +147,15 @@ def test_a_deleted_namespace_reads_empty_and_registering_it_brings_everything_ba
     found = ana.recall("Ana lives in Lisbon")
     assert found.hits == () and any("namespace_delete" in n for n in found.notes)
     assert ana.search("Lisbon").hits == ()
+    for by_id in (lambda: ana.get_by_id(fact_id), lambda: ana.get_by_id(history[0]), lambda: ana.verify(id=fact_id)):
+        with pytest.raises(NotFound):  # by id as by key: nothing there
+            by_id()
     assert elsewhere(ana, bo, zed) == others  # the agent, tenant, Bo's and another tenant's stand
     assert ana.namespace_delete()["changed"] is False  # deleting it again changes nothing
     registered = ana.namespace_register()
     assert registered["state"] == "registered" and registered["changed"] is True
     assert values(ana) == before and [r.id for r in ana.history("city")] == history
+    assert ana.get_by_id(fact_id).value == ana.get("city").value
     assert [h.key for h in ana.recall("Ana lives in Lisbon").hits][:1] == ["city"]
     assert ana.namespace_register()["changed"] is False
 
