@@ -33,6 +33,7 @@ from ..model import VISIBLE_STATUSES, FactVersion, Kind, Provenance, WriteResult
 from ..ports import KeyChange
 from ..session import Commit, RunService
 from ..session.bulk import run_bulk
+from ..session.holds import soft_deleted
 from ..session.keys import read_key
 from ..session.reads import fact_at_time, live_keys
 from ..substrate.events import EventContext
@@ -135,6 +136,8 @@ class DocumentsService(RunService):
         (its chunks joined, byte for byte) and chunks."""
         doc_key = validate_doc_key(doc_key)
         namespace = self.identity.namespace(scope)
+        if soft_deleted(self.session.store, namespace):
+            return None  # namespace_delete hid it, as get hides its facts
         head = fact_at_time(self.session, namespace, doc_row_key(doc_key), as_of, known_at)
         if head is None or not is_head(head.kind is Kind.DOCUMENT, head.value):
             return None
@@ -155,9 +158,12 @@ class DocumentsService(RunService):
 
     def doc_list(self, *, scope: str | Scope, as_of: Instant = None) -> list[DocumentSummary]:
         """Every document of the scope live at ``as_of``."""
+        namespace = self.identity.namespace(scope)
+        if soft_deleted(self.session.store, namespace):
+            return []
         return [
             DocumentSummary(f.key[len(DOC_PREFIX) :], f.value["title"], f.value["chunks"], f.value["metadata"])
-            for f in live_keys(self.session, self.identity.namespace(scope), as_of, None)
+            for f in live_keys(self.session, namespace, as_of, None)
             if f.memory_type == "document" and is_head(f.kind is Kind.DOCUMENT, f.value)
         ]
 

@@ -15,6 +15,7 @@ from ..graph.follow import Link
 from ..graph.model import DOCUMENTED_IN, Observation, entity_id, relation_name
 from ..identity import Namespace, Scope
 from ..session import RunService
+from ..session.holds import soft_deleted
 from ..temporal import Instant, parse_instant
 
 MAX_HOPS = 3
@@ -32,6 +33,8 @@ class GraphService(RunService):
     ) -> list[tuple[Observation, list[Link]]]:
         """Current observations naming the entities; one whose every stating row has expired is
         hidden at once, before the sweep records it (as ``get`` hides the row)."""
+        if soft_deleted(self.session.store, namespace):
+            return []  # namespace_delete hid its facts, and so the graph they state
         versions, now = self.session.versions, self.session.clock.now()
         out = []
         for obs, links in self.session.graph.observations(namespace, entities, when, as_subject_only=as_subject_only):

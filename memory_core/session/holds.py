@@ -13,6 +13,11 @@ from ..lifecycle.namespaces import NamespaceDeleted
 from ..ports import Store
 
 
+def soft_deleted(store: Store, namespace: Namespace) -> bool:
+    """Whether ``namespace_delete`` hid the namespace: every read plane answers it as empty."""
+    return namespace in store.namespaces.deleted()
+
+
 def held(store: Store, namespace: Namespace) -> bool:
     """Whether an erasure holds ``namespace`` now, or it is soft-deleted."""
     return namespace in store.namespaces.deleted() or any(target.covers(namespace) for target in store.erasure.holds())

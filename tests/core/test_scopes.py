@@ -160,6 +160,21 @@ def test_a_deleted_namespace_reads_empty_and_registering_it_brings_everything_ba
     assert ana.namespace_register()["changed"] is False
 
 
+def test_a_deleted_namespace_hides_its_documents_and_graph_too(world) -> None:
+    _, ana, bo, _ = world
+    ana.doc_put("runbook", "# Deploy\n\nFreeze on Friday.\n")
+    ana.set("home", "I live in London", relations=[{"subject": "I", "relation": "lives_in", "object": "London"}])
+    bo.doc_put("runbook", "# Bo's\n\nNothing.\n")
+    shown = (ana.doc_get("runbook"), ana.doc_list(), ana.list_facts("I"), ana.graph_recall("I").facts)
+    assert shown[0] is not None and shown[1] and shown[2] and shown[3]
+    ana.namespace_delete()
+    assert ana.doc_get("runbook") is None and ana.doc_list() == []
+    assert ana.list_facts("I") == [] and ana.graph_recall("I").facts == ()
+    assert bo.doc_get("runbook") is not None  # another user's stand
+    ana.namespace_register()
+    assert (ana.doc_get("runbook"), ana.doc_list(), ana.list_facts("I"), ana.graph_recall("I").facts) == shown
+
+
 def test_a_write_into_a_deleted_namespace_is_refused_typed_and_changes_nothing(world) -> None:
     memory, ana, bo, _ = world
     ana.namespace_delete()
