@@ -6,6 +6,7 @@ from ..errors import NotFound
 from ..identity import Namespace, Scope
 from ..model import FactVersion
 from ..session import RunService
+from ..session.holds import soft_deleted
 from ..session.reads import fact_at_time, live_keys
 from ..temporal import Instant
 from ..write.settle import validate_key
@@ -15,7 +16,7 @@ class ReadsService(RunService):
     # A namespace ``namespace_delete`` soft-deleted reads as empty: nothing in it is found, nothing
     # of it is destroyed (``namespace_register`` brings it back).
     def _deleted(self, namespace: Namespace) -> bool:
-        return namespace in self.session.store.namespaces.deleted()
+        return soft_deleted(self.session.store, namespace)
 
     def get(self, key: str, *, scope: str | Scope, as_of: Instant, known_at: Instant) -> FactVersion | None:
         namespace = self.identity.namespace(scope)

@@ -43,6 +43,7 @@ from ..retrieval.summary_leg import explain
 from ..retrieval.traces import SearchTrace
 from ..retrieval.types import Hit, SearchRequest, SearchResult
 from ..session import RunService
+from ..session.holds import soft_deleted
 from ..session.search_memo import KEPT_FOR, KeptSearch
 from ..session.usage import record_exposures
 from .search_legs import UsageTotals, attach_usage, fact_legs_of, run_legs, usage_of
@@ -223,7 +224,7 @@ class SearchService(RunService):
         now = session.clock.now()
         request = settle(query, now, **kwargs)
         namespace = self.identity.namespace(request.scope)  # refuses a scope the run may not read
-        if namespace in session.store.namespaces.deleted():  # soft-deleted: read as empty (docs/write-path.md)
+        if soft_deleted(session.store, namespace):  # read as empty (docs/write-path.md)
             return _deleted_result(request, get_recipe(request.recipe))
         if cursor is not None:
             return self._next_page(request, namespace, cursor, now)

@@ -20,7 +20,7 @@ def soft_deleted(store: Store, namespace: Namespace) -> bool:
 
 def held(store: Store, namespace: Namespace) -> bool:
     """Whether an erasure holds ``namespace`` now, or it is soft-deleted."""
-    return namespace in store.namespaces.deleted() or any(target.covers(namespace) for target in store.erasure.holds())
+    return soft_deleted(store, namespace) or any(target.covers(namespace) for target in store.erasure.holds())
 
 
 def refuse_held(store: Store, namespaces: Iterable[Namespace]) -> None:
