@@ -4,6 +4,10 @@ A home of ``--facts`` facts (``bulk_set``, static embedder by default) spread ov
 tenants is built once and cached by size and embedder (``--home``); each run works on a copy.
 An API key per client identity is made before the service starts. Then, on the copy:
 
+0. the host's floor (``--no-floor`` skips it): a bare ASGI app under uvicorn answering every
+   request at once, reached by get-shaped ``httpx`` requests at the runs' pacing, 1 client then
+   ``--clients``, ``--baseline-seconds`` each; each get overhead target is then split into this
+   floor and the memory stack's own share (``service_load/floor.py``);
 1. in-process baselines, the service not running: the same client loop on ``Memory.open``'s tool,
    one thread, then ``--clients`` threads, ``--baseline-seconds`` each;
 2. the service as a real subprocess (``serve`` on 127.0.0.1, port 0), reached over HTTP through
@@ -93,6 +97,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--client-mode", choices=("process", "thread"), default="process")
     parser.add_argument("--no-thread-baseline", action="store_true", help="skip the in-process run with N threads")
     parser.add_argument("--no-access-log", action="store_true", help="serve without the access log")
+    parser.add_argument("--no-floor", action="store_true", help="skip the bare HTTP round trip (the host's floor)")
     parser.add_argument(
         "--switch-interval",
         type=float,
@@ -122,6 +127,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         switch_interval=args.switch_interval,
         keep=args.keep,
         rate=args.rate,
+        floor=not args.no_floor,
     )
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out_path = args.out or Path(tempfile.gettempdir()) / f"bench_service-{stamp}.json"

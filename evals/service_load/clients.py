@@ -16,9 +16,18 @@ from evals.service_load.home import IDENTITIES
 from evals.service_load.loop import OPS, client_loop, client_plan
 
 
-def _client_process(url: str, token: str, plan: dict, seconds: float, ready: Any, go: Any, results: Any) -> None:
-    """One HTTP client in a process of its own (so the clients' GIL is not the server's)."""
+def _client_process(
+    url: str, token: str, plan: dict, seconds: float, ready: Any, go: Any, results: Any, floor: bool = False
+) -> None:
+    """One HTTP client in a process of its own (so the clients' GIL is not the server's); with
+    ``floor``, the bare round trip's loop (``floor.floor_loop``) instead of the tool's."""
     try:
+        if floor:
+            from evals.service_load.floor import floor_loop
+
+            ready.put(plan["client"])
+            results.put(floor_loop(url, token, plan, seconds, go))
+            return
         from memory_core.client import RemoteMemory
 
         with RemoteMemory(url, token) as remote:
@@ -54,9 +63,13 @@ def run_in_process(memory: Any, keys: list[dict], plans: list[dict], seconds: fl
     return out
 
 
-def run_http(url: str, keys: list[dict], plans: list[dict], seconds: float, clients: int, mode: str) -> dict:
-    """The loop through the service: ``clients`` processes (or threads of this process)."""
-    if mode == "thread":
+def run_http(
+    url: str, keys: list[dict], plans: list[dict], seconds: float, clients: int, mode: str, *, floor: bool = False
+) -> dict:
+    """The loop through the service: ``clients`` processes (or threads of this process). With
+    ``floor``, ``url`` is the bare app and the clients, always processes, send get-shaped
+    requests only."""
+    if mode == "thread" and not floor:
         from memory_core.client import RemoteMemory
 
         go = threading.Event()
@@ -84,7 +97,7 @@ def run_http(url: str, keys: list[dict], plans: list[dict], seconds: float, clie
     procs = [
         ctx.Process(
             target=_client_process,
-            args=(url, keys[i]["token"], plans[i], seconds, ready, go, results),
+            args=(url, keys[i]["token"], plans[i], seconds, ready, go, results, floor),
             daemon=True,
         )
         for i in range(clients)

@@ -77,6 +77,8 @@ def run_labels(settings: Settings) -> dict[str, str]:
     clients, base_s = settings.clients, settings.baseline_s
     pace = f", {settings.rate:g}/s each" if settings.rate else ""
     return {
+        "floor_1": "bare HTTP floor, 1 client",
+        "floor_n": f"bare HTTP floor, {clients} clients{pace}",
         "inproc_1": "in-process, 1 thread",
         "inproc_n": f"in-process, {clients} threads{pace}",
         "http_1": "HTTP, 1 client",
@@ -124,6 +126,7 @@ def judge(runs: dict[str, dict], outcome: Outcome, settings: Settings) -> tuple[
                 limit,
                 "{:+.2f} ms",
             )
+    results["floor"] = floor_split(runs, loaded, verdict_lines)
     for run, who in (("http_n", f"{clients} clients"), ("http_1", "1 client")):
         target(
             f"recall p95 through HTTP <= {TARGET_RECALL_P95_MS:g} ms ({who}, {settings.facts:,} facts)",
@@ -146,6 +149,24 @@ def judge(runs: dict[str, dict], outcome: Outcome, settings: Settings) -> tuple[
     )
     results["service stopped cleanly"] = {"value": stopped["returncode"], "pass": stopped["clean"]}
     return results, verdict_lines
+
+
+def floor_split(runs: dict[str, dict], loaded: str, lines: list[str]) -> dict[str, Any]:
+    """A get's overhead through the service split in two: the bare round trip of the same shape at
+    the same pacing (the host's floor: HTTP client, server and wake-ups) and the rest (the memory
+    stack's own). Appends a line per concurrency to ``lines``; returns the figures."""
+    split: dict[str, Any] = {}
+    for http, inproc, floor in (("http_1", "inproc_1", "floor_1"), (loaded, "inproc_n", "floor_n")):
+        if not all(name in runs and "get" in runs[name]["per_op"] for name in (http, inproc, floor)):
+            continue
+        added = runs[http]["per_op"]["get"]["p50_ms"] - runs[inproc]["per_op"]["get"]["p50_ms"]
+        bare = runs[floor]["per_op"]["get"]["p50_ms"]
+        split[http] = {"added_ms": added, "floor_ms": bare, "stack_ms": added - bare}
+        lines.append(
+            f"-      get's {added:+.2f} ms ({http} vs {inproc}) = the host's bare round trip {bare:.2f} ms "
+            f"({floor}) + the memory stack's own {added - bare:+.2f} ms"
+        )
+    return split
 
 
 def server_lines(runs: dict[str, dict], labels: dict[str, str]) -> list[str]:
@@ -180,6 +201,7 @@ def write_report(outcome: Outcome, settings: Settings, command: str, out_path: P
     }
     md = table(runs, labels, base_for)
     results, verdict_lines = judge(runs, outcome, settings)
+    floor = results.pop("floor")
     report = {
         "at": datetime.now(timezone.utc).isoformat(),
         "tree": tree_state(),
@@ -200,6 +222,7 @@ def write_report(outcome: Outcome, settings: Settings, command: str, out_path: P
         "runs": {k: {f: v for f, v in r.items() if f != "acked" and not f.startswith("_")} for k, r in runs.items()},
         "writes": outcome.writes,
         "targets": results,
+        "floor": floor,
         "table_md": md,
     }
     out_path.parent.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.service_load.clients import combine, run_http, run_in_process, warm_up
+from evals.service_load.floor import BareServer
 from evals.service_load.home import drop, fresh_copy, key_identity, make_embedder_for
 from evals.service_load.loop import client_plan
 from evals.service_load.service import Service, server_time
@@ -40,6 +41,7 @@ class Settings:
     switch_interval: float | None
     keep: bool
     rate: float = 0.0  # ops/s per client in the N-client runs (0: closed loop)
+    floor: bool = True  # first, the bare round trip at 1 and N clients (``floor``)
 
 
 @dataclass
@@ -56,6 +58,25 @@ class Outcome:
 
 def paced(rate: float) -> str:
     return f", {rate:g} ops/s per client" if rate else ", closed loop"
+
+
+def run_floor(settings: Settings, per_user: list[int], log) -> dict[str, dict]:
+    """The bare round trip (``floor``): 1 client in a closed loop, then N clients at the N-client
+    runs' pacing, each for the baseline length, against one bare app."""
+    clients, base_s = settings.clients, settings.baseline_s
+    server = BareServer()
+    keys = [{"token": "mck_floor"}] * clients  # the bare app checks nothing: a key-shaped header
+    runs: dict[str, dict] = {}
+    try:
+        for name, count in (("floor_1", 1), ("floor_n", clients)):
+            rate = settings.rate if count > 1 else 0.0
+            plans = [client_plan(c, clients, per_user, name, {"get": 1.0}, settings.seed, rate) for c in range(clients)]
+            log(f"bare HTTP floor, {count} client(s), {base_s:g} s{paced(rate)} ...")
+            runs[name] = run_http(server.url, keys, plans, base_s, count, "process", floor=True)
+            runs[name]["acked"] = []
+    finally:
+        server.stop()
+    return runs
 
 
 def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> Outcome:
@@ -77,6 +98,8 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
         from memory_core import Memory
         from memory_core.client import RemoteMemory
 
+        if settings.floor:
+            runs.update(run_floor(settings, per_user, log))
         for n, (name, threads, length) in enumerate(in_process):
             home, keys = fresh_copy(built, work / name, clients, log)
             acks: list[dict] = []

@@ -37,3 +37,8 @@ def test_quick_run_has_no_errors_and_loses_no_write(tmp_path):
         assert report["runs"][run]["ops"] > 0
     assert report["runs"]["http_n"]["clients"] == 2
     assert json.loads(out.read_text())["facts"] == 500
+    # The bare round trip ran at both concurrencies, and each get's overhead is split against it.
+    assert report["runs"]["floor_n"]["clients"] == 2 and report["runs"]["floor_n"]["error_count"] == 0
+    for run, split in report["floor"].items():
+        assert split["floor_ms"] > 0 and abs(split["added_ms"] - split["floor_ms"] - split["stack_ms"]) < 1e-9, run
+    assert set(report["floor"]) == {"http_1", "http_n_window"}
