@@ -3,8 +3,11 @@ table for many) store exactly the same rows: every field reads back the same."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from datetime import timedelta
 
+import duckdb
 import pytest
 
 from memory_core.adapters.duckdb import DuckDBHome
@@ -31,12 +34,27 @@ QUOTED = Provenance(
     source_span=(4, 21),
     compaction_generation=2,
 )
+# A capture's envelope and a reviewer's affirmation: attrs keys a row has only where it holds them.
+ENVELOPED = Provenance(
+    tenant="acme",
+    actor="agent:c",
+    origin="capture",
+    lens_id="developer",
+    frame_id="fr1",
+    actor_chain=("agent:relay", "agent:c"),
+    author="Ana",
+    source="standup notes",
+)
+JUDGED = dataclasses.replace(ENVELOPED, judged_by="user:rev", judged_at=T0 + timedelta(hours=3))
 
 
-def rows(n: int, *, varied: bool) -> list[FactVersion]:
+def rows(n: int, *, varied: bool, envelope: str = "none") -> list[FactVersion]:
+    """``envelope``: "none"; "some" (every third row carries ``ENVELOPED``), "judged" (``JUDGED``);
+    "all" (every row ``ENVELOPED``)."""
     out = []
     for i in range(n):
         odd = varied and i % 2 == 1
+        enveloped = envelope == "all" or (envelope in ("some", "judged") and i % 3 == 0)
         out.append(
             FactVersion(
                 id=f"v{i:03d}",
@@ -59,7 +77,7 @@ def rows(n: int, *, varied: bool) -> list[FactVersion]:
                 created_at=T0 + timedelta(seconds=i),
                 superseded_by=f"v{i + 1:03d}" if i % 4 == 0 else None,
                 reinforcement_count=i % 3,
-                provenance=QUOTED if odd else PLAIN,
+                provenance=(JUDGED if envelope == "judged" else ENVELOPED) if enveloped else QUOTED if odd else PLAIN,
                 changed_by="agent:c" if odd else "agent:a",
                 subject="Ana" if odd else None,
                 index_context="moving" if i % 6 == 0 else None,
@@ -103,12 +121,54 @@ def stored(tmp_path, name: str, batches: list[list[FactVersion]]) -> dict[str, l
         store.close()
 
 
-@pytest.mark.parametrize("varied", [True, False], ids=["mixed-provenance", "one-provenance"])
-def test_arrow_insert_stores_what_the_row_insert_stores(tmp_path, varied):
-    written = rows(ARROW_INSERT_ABOVE + 9, varied=varied)
+@pytest.mark.parametrize(
+    ("varied", "envelope"),
+    [(True, "none"), (False, "none"), (True, "some"), (True, "judged"), (False, "all")],
+    ids=["mixed-provenance", "one-provenance", "some-enveloped", "some-judged", "all-enveloped"],
+)
+def test_arrow_insert_stores_what_the_row_insert_stores(tmp_path, varied, envelope):
+    written = rows(ARROW_INSERT_ABOVE + 9, varied=varied, envelope=envelope)
     staged = stored(tmp_path, "staged", [written])  # one batch: the Arrow path
     one_by_one = stored(tmp_path, "rows", [[r] for r in written])  # one row a batch: the VALUES path
     assert staged == one_by_one
     assert sum(len(v) for v in staged.values()) == len(written)
     by_id = {r.id: r for r in written}
     assert all(r == by_id[r.id] for history in staged.values() for r in history)
+
+
+def test_a_row_without_an_envelope_stores_the_same_attrs_either_way(tmp_path):
+    """The staged insert of a batch that holds envelopes leaves its other rows' attrs text as a
+    point write stores it: no optional key, not even as null."""
+    written = rows(ARROW_INSERT_ABOVE + 9, varied=True, envelope="judged")
+    texts = {}
+    for name, batches in (("staged", [written]), ("rows", [[r] for r in written])):
+        stored(tmp_path, name, batches)
+        with duckdb.connect(str(tmp_path / name / "memory.duckdb"), read_only=True) as con:
+            texts[name] = dict(con.execute("SELECT id, attrs FROM memory_versions").fetchall())
+    plain = [i for i, r in enumerate(written) if r.provenance is not JUDGED]
+    for i in plain:
+        staged, one = json.loads(texts["staged"][written[i].id]), json.loads(texts["rows"][written[i].id])
+        assert staged == one and not any(k in staged for k in ("prov_lens", "prov_judged_by", "prov_actor_chain"))
+
+
+def test_a_bulk_rewrite_of_captured_facts_keeps_their_envelope(home, clock):
+    """``clear`` closes every fact of a scope in one batch (many rows: the staged insert); each
+    closing row keeps the lens, author and source its capture was made with, on disk."""
+    from memory_core import Identity, Memory
+    from tests.lens_home import fill_lens_home
+
+    identity = Identity(tenant="acme", user="ana", agent="bob", session="s1")
+    with Memory.open(home, clock=clock) as memory:
+        fill_lens_home(memory)
+        bob = memory.for_run(identity)
+        keys = [
+            bob.capture("svc", f"claim {i} about svc", lens_id="developer", author="Ana", source="notes").key
+            for i in range(ARROW_INSERT_ABOVE + 4)
+        ]
+        assert len(bob.clear().rows) > ARROW_INSERT_ABOVE
+    with Memory.open(home, clock=clock) as memory:  # read back from the file, not a cache
+        for key in keys:
+            closing = memory.for_run(identity).history(key)[-1]
+            assert closing.status == Status.TOMBSTONED
+            p = closing.provenance
+            assert (p.lens_id, p.author, p.source, p.actor_chain) == ("developer", "Ana", "notes", ("agent:bob",))

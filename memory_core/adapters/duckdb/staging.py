@@ -9,6 +9,7 @@ row. Rows come as row objects (``arrow_versions``) or as one column per ``FactVe
 from __future__ import annotations
 
 import json
+from datetime import timezone
 from operator import attrgetter
 from typing import Any, Callable, Sequence
 
@@ -18,13 +19,30 @@ from ...model import FactVersion, Provenance
 from ...ports import StagedRows
 from .schema import ATTRS, COLS, JSON_ATTRS, VERSION_COLUMNS
 
-STAGED_INSERT = (
-    f"INSERT INTO memory_versions ({COLS}) SELECT "
-    + ", ".join(c for c in VERSION_COLUMNS if c != "attrs")
-    + ", json_object("
-    + ", ".join(f"'{a}', json({a})" if a in JSON_ATTRS else f"'{a}', {a}" for a in ATTRS)
-    + ")::VARCHAR FROM {source}"
+_ATTRS_OBJECT = (
+    "json_object(" + ", ".join(f"'{a}', json({a})" if a in JSON_ATTRS else f"'{a}', {a}" for a in ATTRS) + ")"
 )
+
+# The attrs keys a row has only where it holds a value (``schema.attrs_json``): a capture's
+# envelope and a reviewer's affirmation. Staged as columns only when a batch holds one; a merge
+# patch drops each key whose column is null, so a row without one stores what a point write does.
+OPTIONAL_ATTRS = (
+    "prov_lens",
+    "prov_frame",
+    "prov_actor_chain",
+    "prov_author",
+    "prov_source",
+    "prov_judged_by",
+    "prov_judged_at",
+)
+_OPTIONAL_OBJECT = (
+    "json_object("
+    + ", ".join(f"'{a}', json({a})" if a == "prov_actor_chain" else f"'{a}', {a}" for a in OPTIONAL_ATTRS)
+    + ")"
+)
+_SELECT = f"INSERT INTO memory_versions ({COLS}) SELECT " + ", ".join(c for c in VERSION_COLUMNS if c != "attrs")
+STAGED_INSERT = _SELECT + f", {_ATTRS_OBJECT}::VARCHAR FROM {{source}}"
+STAGED_INSERT_OPTIONAL = _SELECT + f", json_merge_patch({_ATTRS_OBJECT}, {_OPTIONAL_OBJECT})::VARCHAR FROM {{source}}"
 
 _PROVENANCE_ATTRS = {
     "prov_tenant": "tenant",
@@ -81,6 +99,7 @@ def staged_table(first_seq: int, audit_seq: int | None, n: int, field: Callable[
             return provenance_column(name, provenances, shared)
         return field(name)
 
+    optional = optional_columns(provenances, shared)
     ts = pa.timestamp("us", tz="UTC")
     types = {
         "seq": pa.int64(),
@@ -100,9 +119,38 @@ def staged_table(first_seq: int, audit_seq: int | None, n: int, field: Callable[
     }
     given = {"seq": lambda: range(first_seq, first_seq + n), "audit_seq": lambda: [audit_seq] * n}
     names = [c for c in VERSION_COLUMNS if c != "attrs"] + list(ATTRS)
-    return pa.table(
-        {
-            name: pa.array(given[name]() if name in given else values(name), type=types.get(name, pa.string()))
-            for name in names
-        }
+    columns = {
+        name: pa.array(given[name]() if name in given else values(name), type=types.get(name, pa.string()))
+        for name in names
+    }
+    columns.update({name: pa.array(values, type=pa.string()) for name, values in optional.items()})
+    return pa.table(columns)
+
+
+def staged_insert(table: pa.Table) -> str:
+    """The insert statement for a staged table: with the optional attrs where it stages them."""
+    return STAGED_INSERT_OPTIONAL if OPTIONAL_ATTRS[0] in table.column_names else STAGED_INSERT
+
+
+def _optional(p: Provenance) -> tuple[Any, ...]:
+    judged_at = p.judged_at.astimezone(timezone.utc).isoformat() if p.judged_by and p.judged_at else None
+    return (
+        p.lens_id or None,
+        p.frame_id or None,
+        json.dumps(list(p.actor_chain), ensure_ascii=False) if p.actor_chain else None,
+        p.author or None,
+        p.source or None,
+        p.judged_by or None,
+        judged_at,
     )
+
+
+def optional_columns(provenances: Sequence[Provenance], shared: Provenance | None) -> dict[str, list[Any]]:
+    """The ``OPTIONAL_ATTRS`` columns of a batch, or none when no row holds any of them."""
+    if shared is not None:
+        one = _optional(shared)
+        return {} if not any(one) else {name: [v] * len(provenances) for name, v in zip(OPTIONAL_ATTRS, one)}
+    rows = [_optional(p) for p in provenances]
+    if not any(any(r) for r in rows):
+        return {}
+    return {name: [r[i] for r in rows] for i, name in enumerate(OPTIONAL_ATTRS)}

@@ -28,7 +28,7 @@ from .connection import NS_WHERE, DuckDBConnection, ns_of, ns_params
 from .graph import DuckDBGraph
 from .key_order import KeyOrder
 from .schema import COLS, LATEST, attrs_json, row_to_version, version_params
-from .staging import STAGED_INSERT, arrow_versions, staged_columns
+from .staging import arrow_versions, staged_columns, staged_insert
 from .substrate import DuckDBSubstrate
 
 ARROW_INSERT_ABOVE = 32  # rows; below this one multi-row VALUES insert is faster
@@ -272,8 +272,7 @@ class DuckDBVersions(LogAudit):
             with self._audit.transaction(batch.audits, before_commit=before_commit) as tx:
                 # Each row names the audit row that records it: a chain missing its newest rows is caught.
                 con, audit_seq = tx.con, tx.seq
-                # The staged layout has no column for a reviewer's affirmation: rows carrying one go row by row.
-                arrow = len(rows) > ARROW_INSERT_ABOVE and not any(r.provenance.judged_by for r in rows)
+                arrow = len(rows) > ARROW_INSERT_ABOVE
                 if arrow:
                     self._insert_staged(con, arrow_versions(first, rows, audit_seq))
                 elif rows:
@@ -313,7 +312,7 @@ class DuckDBVersions(LogAudit):
     def _insert_staged(con: duckdb.DuckDBPyConnection, table: Any) -> None:
         con.register("incoming_versions", table)
         try:
-            con.execute(STAGED_INSERT.format(source="incoming_versions"))
+            con.execute(staged_insert(table).format(source="incoming_versions"))
         finally:
             con.unregister("incoming_versions")
 
