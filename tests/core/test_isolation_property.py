@@ -334,3 +334,21 @@ def test_no_leak_over_two_thousand_sequences(world):
     # still run tens of times.
     assert all(count >= 50 for count in world.reads.values()), world.reads
     print("isolation: reads by op over 2,000 sequences:", world.reads)
+
+
+def test_no_read_op_leaks_over_a_postgresql_authority(tmp_path):
+    """The same property with every home opened over PostgreSQL: there the scope filters are the
+    authority's SQL, not DuckDB's, and a leak in one of them would show only here. The fixed
+    sequence runs every read op; then as many random sequences as the DuckDB run's."""
+    from memory_core.adapters.postgres.home import PgHome
+    from tests.pg import on_postgres
+
+    with on_postgres():
+        world = World(tmp_path)
+        try:
+            assert isinstance(world.memory.store, PgHome)
+            run_sequence(world, EVERY_READ, [(0, "user"), (5, "tenant")])
+            assert all(world.reads.values()), world.reads
+            _property(60)(world)
+        finally:
+            world.memory.close()
