@@ -25,6 +25,7 @@ from memory_core.write.conversation import CONTEXT_TURNS
 
 from .figures import saved_plot
 from .locomo_ablation import full_ranking
+from .locomo_tuned import CROSS_FIT_TUNING, CROSS_FITTED, CrossFitTuning, split_halves, training_pairs, tuned_model
 from .metrics import bootstrap_ci, mcnemar_exact, recall_at_k
 
 KS = (5, 10, 25, 50)
@@ -66,6 +67,8 @@ DEFAULT_SPECS = (
     RunSpec("best(minilm)", "minilm", "hybrid_zscore"),
     RunSpec("default(static)", "static", None, DOCUMENTED, ablate=True),
     RunSpec("default(minilm)", "minilm", None, DOCUMENTED, ablate=True),
+    # MiniLM tuned on LoCoMo, each half asked of the model tuned on the other (evals.locomo_tuned)
+    RunSpec("default(minilm-tuned)", CROSS_FITTED, None, DOCUMENTED, ablate=True),
     # the default before the session prior, through the same documented path
     RunSpec("previous(static)", "static", "hybrid_zscore", DOCUMENTED),
     RunSpec("previous(minilm)", "minilm", "hybrid_zscore", DOCUMENTED),
@@ -225,6 +228,7 @@ def run_locomo(
     work_dir: Path,
     models_dir: Path,
     progress: Progress | None = None,
+    tuning: CrossFitTuning = CROSS_FIT_TUNING,
 ) -> list[SpecResult]:
     """Write the turns once per path, then per embedder copy the store, build its index, run its
     recipes. Results come in the order of ``specs``."""
@@ -239,22 +243,58 @@ def run_locomo(
             count = WRITERS[path](memory, conversations, say)
             say(f"wrote {count} turns ({path}) in {time.perf_counter() - started:.1f}s")
         for embedder_name in dict.fromkeys(s.embedder for s in specs if s.path == path):
-            home = work_dir / f"home-{path}-{embedder_name}"
-            if home.exists():
-                shutil.rmtree(home)
-            home.mkdir(parents=True)
-            shutil.copy(base / "memory.duckdb", home / "memory.duckdb")
-            shutil.copytree(base / "keys", home / "keys")  # the store's audit chain is signed with them
-            embedder = make_embedder(embedder_name, cache_dir=models_dir)
-            with Memory.open(home, embedder=embedder) as memory:
-                started = time.perf_counter()
-                memory.reindex()
-                say(f"indexed with {embedder.name} in {time.perf_counter() - started:.1f}s")
-                for spec in (s for s in specs if s.embedder == embedder_name and s.path == path):
-                    result = by_spec[spec] = evaluate_spec(memory, conversations, spec)
-                    result.embedder_name = embedder.name
-                    say(f"{spec.name}: r@10 {result.recall(10):.1f}  ({result.seconds:.0f}s)")
+            path_specs = [s for s in specs if s.embedder == embedder_name and s.path == path]
+            parts: dict[RunSpec, list[SpecResult]] = {s: [] for s in path_specs}
+            index_parts = _index_parts(embedder_name, conversations, models_dir, say, tuning)
+            for n, (asked, embedder) in enumerate(index_parts):
+                home = work_dir / (f"home-{path}-{embedder_name}" + (f"-{n + 1}" if len(index_parts) > 1 else ""))
+                if home.exists():
+                    shutil.rmtree(home)
+                home.mkdir(parents=True)
+                shutil.copy(base / "memory.duckdb", home / "memory.duckdb")
+                shutil.copytree(base / "keys", home / "keys")  # the store's audit chain is signed with them
+                with Memory.open(home, embedder=embedder) as memory:
+                    started = time.perf_counter()
+                    memory.reindex()
+                    say(f"indexed with {embedder.name} in {time.perf_counter() - started:.1f}s")
+                    for spec in path_specs:
+                        parts[spec].append(evaluate_spec(memory, asked, spec))
+                        parts[spec][-1].embedder_name = embedder.name
+            for spec, results in parts.items():
+                result = by_spec[spec] = _joined(spec, results)
+                say(f"{spec.name}: r@10 {result.recall(10):.1f}  ({result.seconds:.0f}s)")
     return [by_spec[s] for s in specs]
+
+
+def _index_parts(
+    embedder_name: str,
+    conversations: Sequence[Conversation],
+    models_dir: Path,
+    say: Progress,
+    tuning: CrossFitTuning = CROSS_FIT_TUNING,
+) -> list[tuple[Sequence[Conversation], Any]]:
+    """Which conversations are asked of which embedder's index: all of them of one, or for the
+    cross-fitted tuned MiniLM each half of the model tuned on the other half."""
+    if embedder_name != CROSS_FITTED:
+        return [(conversations, make_embedder(embedder_name, cache_dir=models_dir))]
+    first, second = split_halves(conversations)
+    parts = []
+    base = make_embedder("minilm") if tuning.hard_negatives else None
+    for asked, trained_on in ((first, second), (second, first)):
+        pairs = training_pairs(trained_on, turn_text, tuning, base)
+        model = tuned_model(pairs, models_dir, tuning.settings, progress=say)
+        parts.append((asked, make_embedder("minilm", model_path=model)))
+    return parts
+
+
+def _joined(spec: RunSpec, results: Sequence[SpecResult]) -> SpecResult:
+    """One run's result from its parts, its questions in the conversations' order."""
+    if len(results) == 1:
+        return results[0]
+    joined = SpecResult(spec, seconds=sum(r.seconds for r in results))
+    joined.per_question = [q for r in results for q in r.per_question]
+    joined.embedder_name = " / ".join(r.embedder_name for r in results)
+    return joined
 
 
 def halves(per_question: Sequence[dict[str, Any]]) -> tuple[set[str], set[str]]:

@@ -23,6 +23,7 @@ from memory_core.retrieval.recipes import DEFAULT_RECIPE
 
 from .figures import saved_plot
 from .locomo import SpecResult, halves
+from .locomo_tuned import CROSS_FITTED
 
 N = len(FEATURES)
 MISS_RATE = 0.05  # of answerable questions the default threshold may turn away (on the tune half)
@@ -88,8 +89,12 @@ def reliability(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> list[dict[str
 
 
 def fit_calibration(result: SpecResult) -> CalibrationFit | None:
-    """The run's calibration, fitted on its tune half (None: a half has no labelled hits of both kinds)."""
+    """The run's calibration, fitted on its tune half (None: a half has no labelled hits of both
+    kinds, or the run's halves were asked of two embedders, so no one embedder's scores are fitted)."""
     from sklearn.linear_model import LogisticRegression
+
+    if result.spec.embedder == CROSS_FITTED:
+        return None
 
     tune_ids, held_ids = halves(result.per_question)
     tune = [q for q in result.per_question if q["sample_id"] in tune_ids and q.get("scored")]

@@ -122,21 +122,27 @@ class StaticEmbedder:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 through sentence-transformers, from the weights the package ships."""
+    """all-MiniLM-L6-v2 through sentence-transformers, from the weights the package ships, or a
+    model tuned from them (``model_path``: a folder ``embedder_tuning.tune_minilm`` wrote)."""
 
-    name = "minilm-l6-v2"
     dim = 384
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 64, model_path: Path | None = None) -> None:
         self._model: Any = None
         self._batch_size = batch_size
         self._loading = threading.Lock()
+        self._path = model_path
+        self.name = "minilm-l6-v2"
+        if model_path is not None:
+            from .embedder_tuning import tuned_name
+
+            self.name = tuned_name(model_path)
 
     def _load(self) -> Any:
         if self._model is None:
             with self._loading:  # loaded once, whichever thread embeds first
                 if self._model is None:
-                    path = _minilm_path()
+                    path = self._path or _minilm_path()
                     SentenceTransformer = _extra("sentence_transformers", "SentenceTransformer")
                     self._model = SentenceTransformer(str(path), device="cpu")
         return self._model
@@ -189,7 +195,10 @@ class OpenAIEmbedder:
 
 
 def make_embedder(name: str, *, cache_dir: Path | None = None, **options: Any) -> Embedder:
-    """Build an embedder by name: static | minilm | openai | hashing."""
+    """Build an embedder by name: static | minilm | openai | hashing. ``model_path`` (minilm only):
+    a tuned model folder (``embedder_tuning.tune_minilm``)."""
+    if options.get("model_path") and name != "minilm":
+        raise InvalidInput(f"a tuned model folder is for the minilm embedder, not {name!r}", field="embedder")
     if name == "hashing":
         return HashingEmbedder(int(options.get("dim", 256)))
     if name == "static":
@@ -197,7 +206,8 @@ def make_embedder(name: str, *, cache_dir: Path | None = None, **options: Any) -
             raise InvalidInput("the static embedder needs a cache folder (the memory home's models/)")
         return StaticEmbedder(cache_dir, int(options.get("dim", 256)))
     if name == "minilm":
-        return MiniLMEmbedder()
+        model_path = options.get("model_path")
+        return MiniLMEmbedder(model_path=Path(model_path) if model_path else None)
     if name == "openai":
         missing = [k for k in ("base_url", "model", "dim") if not options.get(k)]
         if missing:

@@ -5,6 +5,7 @@ themselves, and refuses with a typed ``InvalidInput``."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Mapping
 
 from ..documents import validate_doc_key
@@ -170,7 +171,7 @@ def _seconds(value: Any, field: str, nullable: bool) -> None:
     number(value, field, low=0, high=7 * 24 * 3600)
 
 
-EMBEDDER_OPTIONS = ("api_key", "base_url", "dim", "model")
+EMBEDDER_OPTIONS = ("api_key", "base_url", "dim", "model", "model_path")
 
 
 def _embedder_options(value: Any, field: str, nullable: bool) -> None:
@@ -179,3 +180,5 @@ def _embedder_options(value: Any, field: str, nullable: bool) -> None:
         integer(value["dim"], "dim", low=1, high=65_536)
     for name in ("api_key", "base_url", "model"):
         text(value.get(name), name, optional=True)
+    if value.get("model_path") is not None and not isinstance(value["model_path"], (str, Path)):
+        raise InvalidInput("model_path must be a folder's path", field="model_path")

@@ -133,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--embedder-model", help="openai embedder: model name")
     p.add_argument("--embedder-dim", type=int, help="openai embedder: vector dimension")
     p.add_argument(
+        "--embedder-path", metavar="DIR", help="minilm embedder: a tuned model folder (docs/retrieval.md, Embedders)"
+    )
+    p.add_argument(
         "--store",
         help="a PostgreSQL authority (postgresql://...?schema=NAME) instead of the home's own file; the home "
         "then keeps this process's index (default: $MEMCORE_STORE)",

@@ -62,7 +62,7 @@ SET_OPTION_ARGS = (
 def embedder_of(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
     """The embedder a home is opened with (``None``: keep no index) and the other options it is
     opened with: ``--embedder`` (else ``MEMCORE_EMBEDDER``), ``--embedder-base-url / -model /
-    -dim``, the authority (``--store``, else ``MEMCORE_STORE``) and ``--signing-keys``."""
+    -dim / -path``, the authority (``--store``, else ``MEMCORE_STORE``) and ``--signing-keys``."""
     embedder = resolve_embedder(args.embedder)
     options = {
         k: v
@@ -70,6 +70,7 @@ def embedder_of(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
             ("base_url", args.embedder_base_url),
             ("model", args.embedder_model),
             ("dim", args.embedder_dim),
+            ("model_path", getattr(args, "embedder_path", None)),
             ("store", resolve_store(getattr(args, "store", None))),
             ("key_dir", getattr(args, "key_dir", None)),
         )

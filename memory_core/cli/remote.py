@@ -28,6 +28,7 @@ HOME_FLAGS = (
     ("embedder_base_url", "--embedder-base-url"),
     ("embedder_model", "--embedder-model"),
     ("embedder_dim", "--embedder-dim"),
+    ("embedder_path", "--embedder-path"),
 )
 
 

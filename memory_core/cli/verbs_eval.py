@@ -39,7 +39,8 @@ class ExtraMissing(MemcoreError):
     arg(
         "--runs",
         help="locomo: comma-separated runs: bm25_only, static, minilm, hybrid(static), "
-        "hybrid(minilm), or EMBEDDER:RECIPE (default: all named runs)",
+        "hybrid(minilm), default(minilm), default(minilm-tuned) (MiniLM tuned on the other half of the "
+        "conversations), ..., or EMBEDDER:RECIPE (default: all named runs)",
     ),
     arg(
         "--embedder",
