@@ -120,7 +120,8 @@ class IndexSnapshot:
         (appended since the last optimize) are compared one by one."""
         nearest = {
             "column": "vector",
-            "q": np.asarray(vector, dtype=np.float32),
+            # an Arrow array: Lance coerces a NumPy one through float64 and pandas (~1 ms a query)
+            "q": pa.array(np.asarray(vector, dtype=np.float32).ravel(), type=pa.float32()),
             "k": limit,
             "metric": "cosine",
             "nprobes": nprobes,

@@ -73,7 +73,9 @@ class ValueChunkTable:
 
     @property
     def table(self) -> Any | None:
-        if self._table is None and TABLE in self._db.list_tables().tables:
+        # a stat first: listing the tables costs ~2 ms, and most homes never make this one (every
+        # recall asks)
+        if self._table is None and (self.folder / f"{TABLE}.lance").is_dir() and TABLE in self._db.list_tables().tables:
             self._table = self._db.open_table(TABLE)
         return self._table
 
