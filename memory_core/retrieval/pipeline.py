@@ -194,11 +194,13 @@ def fuse_zscore(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest)
         if standing.any():
             terms["session_prior"] = recipe.session_prior * standing
     terms.update(correctness_terms([rows[i] for i in ids], recipe, request.query))
-    total = np.sum(list(terms.values()), axis=0)
+    total = np.sum(list(terms.values()), axis=0).tolist()
     order = sorted(range(len(ids)), key=lambda n: (-total[n], ids[n]))
+    # Python floats column by column: indexing a NumPy array per row and term cost ~2 ms a search
+    columns = [(name, np.asarray(values, dtype=float).tolist()) for name, values in terms.items()]
     for n, fid in enumerate(ids):
-        rows[fid]["_terms"] = {name: float(values[n]) for name, values in terms.items()}
-    return [(rows[ids[n]], float(total[n]), per_leg[ids[n]]) for n in order]
+        rows[fid]["_terms"] = {name: values[n] for name, values in columns}
+    return [(rows[ids[n]], total[n], per_leg[ids[n]]) for n in order]
 
 
 def fuse(legs: Mapping[str, Any], recipe: Recipe, request: SearchRequest) -> Fused:
