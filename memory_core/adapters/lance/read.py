@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...retrieval.rows import HIT_COLUMNS
+from .recent import compared_here, cosine_distances, matrix_of, merge_nearest, nearest_within, recent_fragments
 from .resident import ResidentColumns
 
 # A column made from the others when a row is written, so that a search reads fewer columns per
@@ -81,6 +82,7 @@ class IndexSnapshot:
         self._spans = "live_span" in names
         # Row ids are addresses only without stable row ids; else every column comes with the query.
         self._resident = None if dataset.has_stable_row_ids else resident
+        self._recent: list[Any] | None | bool = False  # not looked up yet (``_recent_fragments``)
 
     @property
     def resident(self) -> bool:
@@ -126,7 +128,37 @@ class IndexSnapshot:
             "metric": "cosine",
             "nprobes": nprobes,
         }
-        return self._leg(columns, "_distance", filter=where, nearest=nearest)
+        recent = self._recent_fragments()
+        if not compared_here(recent):  # no vector index (every row compared), none, or too many
+            return self._leg(columns, "_distance", filter=where, nearest=nearest)
+        indexed = self._leg(columns, "_distance", filter=where, nearest=nearest, fast_search=True)
+        # A recent row farther than the indexed rows' last cannot make the cut once they are ``limit``.
+        farthest = indexed[-1]["_distance"] if len(indexed) >= limit else float("inf")
+        nearest = self._nearest_recent(recent or [], vector, where, columns, (limit, farthest))
+        return merge_nearest(indexed, nearest, limit)
+
+    def _recent_fragments(self) -> list[Any] | None:
+        """This version's fragments outside the vector index (``recent``), looked up once."""
+        if self._recent is False:
+            self._recent = recent_fragments(self.dataset)
+        return self._recent
+
+    def _nearest_recent(
+        self, fragments: list[Any], vector: np.ndarray, where: str, columns: Sequence[str], bound: tuple[int, float]
+    ) -> list[dict[str, Any]]:
+        """The rows of ``fragments`` that pass ``where`` and could be among the ``bound[0]``
+        nearest (none farther than ``bound[1]``), each with its ``_distance`` to ``vector`` and
+        its ``_rowid``: their vectors read in one scan, the columns of the few kept as a take."""
+        table = self.dataset.scanner(fragments=fragments, filter=where, columns=["vector"], with_row_id=True).to_table()
+        if not table.num_rows:
+            return []
+        distances = cosine_distances(matrix_of(table.column("vector"), table.num_rows), vector)
+        kept = nearest_within(distances, *bound)
+        row_ids = table.column("_rowid").to_numpy()[kept]
+        rows = self.take(row_ids.tolist(), self.leg_columns(columns))
+        for row, row_id, distance in zip(rows, row_ids.tolist(), distances[kept].tolist()):
+            row["_rowid"], row["_distance"] = row_id, distance
+        return rows
 
     def fts_search(self, text: str, where: str, limit: int, columns: Sequence[str]) -> list[dict[str, Any]]:
         """The ``limit`` best rows by BM25 over ``text`` under the prefilter ``where``, best first,
