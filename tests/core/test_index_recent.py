@@ -102,3 +102,31 @@ def test_merge_keeps_the_nearest_and_the_indexed_row_on_a_tie():
     assert [r["fact_id"] for r in recent.merge_nearest(indexed, new, 3)] == ["a", "c", "b"]
     assert recent.merge_nearest(indexed, [], 1) is indexed
 
+
+def test_upkeep_brings_appended_rows_under_the_indexes_and_answers_as_before(appended, monkeypatch):
+    """Past ``TEND_INDEX_AT_ROWS`` rows outside the indexes, ``tend`` indexes them (into a delta
+    segment, never the base): none is left outside, and every vector answer is the same."""
+    from memory_core.adapters.lance import projector
+
+    index = appended.projector.index
+    assert index.unindexed_rows() > 0
+    before = _answers(appended, "vector_only")
+    monkeypatch.setattr(projector, "TEND_INDEX_AT_ROWS", index.unindexed_rows() + 1)
+    appended.projector.tend()
+    assert index.unindexed_rows() > 0, "below the threshold nothing is indexed"
+    monkeypatch.setattr(projector, "TEND_INDEX_AT_ROWS", 1)
+    appended.projector.tend()
+    assert index.unindexed_rows() == 0
+    assert recent.recent_fragments(index.snapshot().dataset) == []
+    assert _answers(appended, "vector_only") == before
+    tool = _tool(appended, "acme", "ana")  # later rows: counted, and indexed in the same segment
+    for i in range(3):
+        tool.set(f"acme-ana-later{i}", f"a later walk by the river, {i}")
+    appended.projector.flush(settle=False)
+    assert index.unindexed_rows() == 3
+    appended.projector.tend()
+    assert index.unindexed_rows() == 0
+    hits = tool.recall("a later walk by the river", k=3, recipe="bm25_only").hits
+    assert {h.key for h in hits} == {f"acme-ana-later{i}" for i in range(3)}
+    text = [d for d in index.snapshot().dataset.describe_indices() if d.name == "text_idx"][0]
+    assert len(text.segments) == 2  # the base optimize built, and one delta merged into

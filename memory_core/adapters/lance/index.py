@@ -30,6 +30,7 @@ from .read import DERIVED_COLUMNS, IndexSnapshot, SnapshotSource
 from .resident import ResidentColumns
 from .rows import schema
 from .served import NOTHING_HIDDEN, Served, ServedRows
+from .structures import SearchStructures
 from .writer import one_writer
 
 TABLE = "memory_index"
@@ -50,7 +51,7 @@ NPROBES = 32
 SMALL_FRAGMENT_ROWS = 8192
 
 
-class LanceIndex:
+class LanceIndex(SearchStructures):
     """The index table, bound to the embedder whose vectors it holds."""
 
     def __init__(
@@ -78,6 +79,7 @@ class LanceIndex:
         self.writing = threading.RLock()
         self._not_folding = threading.Event()
         self._not_folding.set()
+        self._appended: int | None = None  # rows outside the indexes (``structures``)
         self._served = ServedRows()  # newer states go in beside older rows (see ``served``)
         self._source = SnapshotSource(self.folder / f"{TABLE}.lance", resident)
         self._check_meta()
@@ -134,6 +136,7 @@ class LanceIndex:
             self._ensure_fts()
             return
         table.merge_insert("fact_id").when_matched_update_all().when_not_matched_insert_all().execute(data)
+        self.note_appended(data.num_rows)
 
     @one_writer
     def add(self, rows: pa.Table | Sequence[dict[str, Any]]) -> None:
@@ -145,6 +148,7 @@ class LanceIndex:
             self.upsert(data)
             return
         self.table.add(data)
+        self.note_appended(data.num_rows)
 
     @one_writer
     def append_states(self, rows: pa.Table | None, served: dict[str, str | None]) -> None:
@@ -257,6 +261,7 @@ class LanceIndex:
                 TABLE, data, schema=self._schema, mode="overwrite", storage_options=_NEW_TABLE
             )
             self._served.reset()
+        self._appended = None  # counted again from the table when next needed
         self._ensure_fts()
 
     def _ensure_fts(self) -> None:
@@ -266,61 +271,6 @@ class LanceIndex:
 
     def count(self) -> int:
         return 0 if self.table is None else self.table.count_rows()
-
-    def unindexed_rows(self) -> int:
-        if self.table is None:
-            return 0
-        stats = self.table.index_stats("text_idx")
-        return 0 if stats is None else int(stats.num_unindexed_rows)
-
-    @one_writer
-    def optimize(self, *, cleanup_older_than: timedelta | None = timedelta(days=1)) -> dict[str, Any]:
-        """Fold appended rows into the indexes; build an ANN vector index once the table is large."""
-        table = self.table
-        if table is None:
-            return {"rows": 0}
-        table.optimize(cleanup_older_than=cleanup_older_than)
-        rows = table.count_rows()
-        # Named by column: Lance spells the types "IvfFlat", "IvfHnswSq", ...
-        has_vector_index = any(list(ix.columns) == ["vector"] for ix in table.list_indices())
-        if rows >= self.vector_index_min_rows and not has_vector_index:
-            self.build_scalar_indexes()
-            self.build_vector_index()
-        return {"rows": rows, "unindexed_rows": self.unindexed_rows()}
-
-    @one_writer
-    def build_scalar_indexes(self) -> None:
-        """Scalar indexes on the columns every prefilter names: they keep filtered search fast.
-
-        The namespace, status and kind clauses are answered from bitmaps (a B-tree returns every
-        matching row id one by one: docs/benchmarks.md, "Bitmap prefilters"); the time columns
-        keep B-trees for the full filter, and ``fact_id`` one for the reads that name facts (the
-        key-match and graph legs, a later page's rows as the index serves them now)."""
-        from lancedb.index import Bitmap, BTree
-
-        existing = {tuple(ix.columns): ix for ix in self.table.list_indices()}
-        for column, config, kind in (
-            ("namespace", Bitmap(), "Bitmap"),
-            ("status", Bitmap(), "Bitmap"),
-            ("kind", Bitmap(), "Bitmap"),
-            ("valid_at", BTree(), "BTree"),
-            ("invalid_at", BTree(), "BTree"),
-            ("fact_id", BTree(), "BTree"),
-        ):
-            old = existing.get((column,))
-            if old is not None and old.index_type != kind:
-                self.table.drop_index(old.name)  # a replace of another type would add a second index
-            self.table.create_index(column, config=config, replace=True)
-
-    @one_writer
-    def build_vector_index(self, *, num_partitions: int | None = None) -> None:
-        from lancedb.index import IvfFlat
-
-        rows = self.table.count_rows()
-        partitions = num_partitions or max(1, int(np.sqrt(rows)))
-        self.table.create_index(
-            "vector", config=IvfFlat(distance_type="cosine", num_partitions=partitions), replace=True
-        )
 
     def upgrade_layout(self) -> list[str]:
         """Add the columns a table written by an older build lacks (``layout.missing_columns``);

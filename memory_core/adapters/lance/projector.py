@@ -52,6 +52,12 @@ COMPACT_AT_APPENDS = 32
 # under load, third pass").
 TEND_FOLD_AT_APPENDS = 8
 TEND_BACKOFF_S = 5.0
+# What ``tend`` lets wait outside the indexes before it brings them under (``index_appended``):
+# a search compares such rows one by one, its lexical leg at a cost that grows with their number
+# (at 100,000 rows, about 0.7 ms a leg with 17 of them, 3.8 ms with 1,100), and an index round
+# costs 15 to 150 ms of the upkeep thread (docs/benchmarks.md, "Rows outside the indexes,
+# between requests").
+TEND_INDEX_AT_ROWS = 512
 # Seqs the stored watermark may lag what the index holds (a restart re-projects at most these).
 WATERMARK_LAG = 256
 
@@ -238,9 +244,10 @@ class IndexProjector(IndexMending):
 
     def tend(self) -> bool:
         """Index upkeep between requests, for a thread of its own (the memory service runs one):
-        write what is queued, delete the replaced rows once ``SETTLE_AT_ROWS`` wait, and fold the
-        appended fragments once ``TEND_FOLD_AT_APPENDS`` wait, that last without the store's lock
-        (a flush waits for a fold to end before it takes the store's lock). So searches seldom
+        write what is queued, delete the replaced rows once ``SETTLE_AT_ROWS`` wait, fold the
+        appended fragments once ``TEND_FOLD_AT_APPENDS`` wait, and bring the rows outside the
+        indexes under them once ``TEND_INDEX_AT_ROWS`` wait, those two without the store's lock
+        (a flush waits for a fold or an index round to end before it takes the store's lock). So searches seldom
         find anything to write, settle or fold themselves. After a failed settle or fold it lets
         them be for ``TEND_BACKOFF_S``. True when it did something."""
         if self.versions.read_only:
@@ -259,6 +266,8 @@ class IndexProjector(IndexMending):
                 worked = True
             if self.index.unsettled[1] >= TEND_FOLD_AT_APPENDS:
                 self.index.compact_small()
+                worked = True
+            if self.index.index_appended(TEND_INDEX_AT_ROWS):
                 worked = True
         except Exception as exc:  # noqa: BLE001 - like a failed settle: the rows stay filtered, still served right
             self._tend_backoff_until = time.monotonic() + TEND_BACKOFF_S
