@@ -262,6 +262,12 @@ class Memory:
         index = self.session.built_index
         return index.tend() if index is not None and not self._closed else False
 
+    def prewarm_index(self, *, hit_columns: bool = True) -> int:
+        """Load the index's search structures and resident columns into this process now: for a
+        long-lived process (``memcore serve`` does it before it listens), whose first few hundred
+        searches would otherwise read them from disk. Answers the bytes held (docs/retrieval.md)."""
+        return self.session.require_index().prewarm(hit_columns=hit_columns) if self.session.has_index else 0
+
     def repair_projections(self) -> int:
         """Write to the index every fact whose index write failed earlier."""
         return self.session.require_index().repair()

@@ -91,6 +91,8 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["drain_timeout_s"] = number(args.drain_timeout, "--drain-timeout", 0, True)
     if args.upkeep_interval is not None:
         settings["upkeep_interval_s"] = number(args.upkeep_interval, "--upkeep-interval", 0, True)
+    if args.no_prewarm:
+        settings["prewarm_index"] = False
     if args.webhook_interval is not None:
         settings["webhook_interval_s"] = number(args.webhook_interval, "--webhook-interval", 0, True)
     if args.webhook_lease is not None:
@@ -125,6 +127,11 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         type=float,
         metavar="S",
         help="how long a delivery holds an event; a killed service's events go again after it (default 60)",
+    ),
+    arg(
+        "--no-prewarm",
+        action="store_true",
+        help="start without loading the index into memory first (faster start; the first searches read from disk)",
     ),
     arg("--no-access-log", action="store_true", help="no access log line per request on stderr"),
     *LLM_ARGS,

@@ -110,6 +110,12 @@ class IndexSink(Protocol):
         """How many facts wait in the queue for the next index write (the index's lag)."""
         ...
 
+    def prewarm(self, *, hit_columns: bool = True) -> int:
+        """Load the index's search structures and the columns searches read (with
+        ``hit_columns``, those a hit shows too) into this process's memory now, instead of as
+        searches first need them; answers the bytes held."""
+        ...
+
     def build_rows(
         self,
         field: Callable[[str], Sequence[Any]],

@@ -27,6 +27,9 @@ class ServiceSettings:
     # How often the upkeep thread tends the index (``api.upkeep``); 0: never (searches write
     # the index's queue and settle it themselves, as in-process).
     upkeep_interval_s: float = 0.02
+    # Load the index's structures and the columns searches read before the first request
+    # (``Memory.prewarm_index``): without it the first few hundred searches read them from disk.
+    prewarm_index: bool = True
     # How often the delivery worker runs a pass over the change webhooks' outbox; 0: never (a
     # Dagster sensor or ``memcore webhooks deliver`` does it). The lease: how long a worker that
     # died holds the events it was sending.

@@ -41,12 +41,15 @@ def configure_access_log(enabled: bool) -> None:
         log.setLevel(logging.WARNING)
 
 
-def warm(memory: Memory) -> None:
+def warm(memory: Memory, *, prewarm_index: bool = True) -> None:
     """Load the embedder's model and open the index (catching up with the store) before the first
-    request: a static model distilled on first use takes minutes, longer than a request may."""
+    request: a static model distilled on first use takes minutes, longer than a request may. With
+    ``prewarm_index``, the index's structures and columns too (``Memory.prewarm_index``)."""
     if memory.embedder is not None:
         memory.embedder.embed(["warm up"])
         memory.flush()
+        if prewarm_index:
+            memory.prewarm_index()
 
 
 def serve(
@@ -67,7 +70,7 @@ def serve(
     settings = settings or ServiceSettings()
     memory = Memory.open(home, embedder=embedder, **embedder_options)
     try:
-        warm(memory)
+        warm(memory, prewarm_index=settings.prewarm_index)
         sock = bind(host, port)
     except BaseException:
         memory.close()

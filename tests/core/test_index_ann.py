@@ -126,6 +126,16 @@ def test_prewarm_loads_the_indexes_and_search_answers_as_before(populated):
     assert answers() == before
 
 
+def test_memory_prewarm_index_holds_what_searches_read_and_changes_no_answer(populated, home):
+    memory = populated[0]
+    tool = memory.for_run(Identity(tenant="acme", user="bo", agent="helper"))
+    before = [_up_to_ties(tool.recall(q, k=8, recipe="vector_only").hits) for q in QUERIES]
+    assert memory.prewarm_index() > 0
+    assert [_up_to_ties(tool.recall(q, k=8, recipe="vector_only").hits) for q in QUERIES] == before
+    with Memory.open(home.parent / "bare", embedder=None) as bare:  # no embedder, no index
+        assert bare.prewarm_index() == 0
+
+
 def test_a_search_reads_the_latest_version_another_index_object_wrote(populated):
     """Each search checks for a newer version first: rows another process (here, another index
     object on the same folder) appended are found on the next call."""

@@ -249,3 +249,30 @@ def test_without_upkeep_the_queue_waits_for_a_search_or_the_stop(tmp_path):
             assert memory.index_queued() == 1
     assert memory.index_queued() == 0  # the stop's drain wrote it
     memory.close()
+
+
+class _Home:
+    """What ``warm`` uses of a Memory, recording the calls."""
+
+    embedder = HashingEmbedder()
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def flush(self) -> int:
+        self.calls.append("flush")
+        return 0
+
+    def prewarm_index(self) -> int:
+        self.calls.append("prewarm_index")
+        return 0
+
+
+def test_the_service_loads_the_index_before_it_listens_unless_told_not_to():
+    from memory_core.service.server import warm
+
+    default, bare = _Home(), _Home()
+    warm(default)
+    warm(bare, prewarm_index=False)
+    assert default.calls == ["flush", "prewarm_index"] and bare.calls == ["flush"]
+    assert ServiceSettings().prewarm_index is True

@@ -158,6 +158,9 @@ class IndexMending:
             self.flush()  # one row per fact first
             return self.index.optimize(cleanup_older_than=cleanup_older_than)
 
+    def prewarm(self, *, hit_columns: bool = True) -> int:
+        return self.index.prewarm(hit_columns=hit_columns)
+
     def status(self) -> dict[str, Any]:
         hidden, appends = self.index.unsettled
         return {
