@@ -96,7 +96,9 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
     through_http = [("http_1", 1, base_s), ("http_n", clients, settings.seconds)]
     try:
         from memory_core import Memory
+        from memory_core.api.upkeep import IndexUpkeep
         from memory_core.client import RemoteMemory
+        from memory_core.service import ServiceSettings
 
         if settings.floor:
             runs.update(run_floor(settings, per_user, log))
@@ -104,13 +106,19 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
             home, keys = fresh_copy(built, work / name, clients, log)
             acks: list[dict] = []
             with Memory.open(home, embedder=make_embedder_for(settings.embedder, settings.cache)) as memory:
-                tools = [memory.for_run(key_identity(k), origin="bench") for k in keys]
-                acks.append(warm_up(tools, clients, per_user, mix, seed + 100 + n, min(3.0, base_s)))
-                rate = settings.rate if threads > 1 else 0.0
-                plans = [client_plan(c, clients, per_user, name, mix, seed + n, rate) for c in range(clients)]
-                log(f"in-process, {threads} thread(s), {length:g} s{paced(rate)} ...")
-                runs[name] = run_in_process(memory, keys, plans, length, threads)
-                acks.append(runs[name])
+                # The library as the service runs it: the index loaded first, an upkeep thread.
+                memory.prewarm_index()
+                upkeep = IndexUpkeep(memory, ServiceSettings().upkeep_interval_s).start()
+                try:
+                    tools = [memory.for_run(key_identity(k), origin="bench") for k in keys]
+                    acks.append(warm_up(tools, clients, per_user, mix, seed + 100 + n, min(3.0, base_s)))
+                    rate = settings.rate if threads > 1 else 0.0
+                    plans = [client_plan(c, clients, per_user, name, mix, seed + n, rate) for c in range(clients)]
+                    log(f"in-process, {threads} thread(s), {length:g} s{paced(rate)} ...")
+                    runs[name] = run_in_process(memory, keys, plans, length, threads)
+                    acks.append(runs[name])
+                finally:
+                    upkeep.stop()
             chronological += acks
             checks.append(verify_writes(home, merge_acked(acks, keys)))
             drop(work / name, settings.keep)
