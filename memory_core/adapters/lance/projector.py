@@ -55,8 +55,8 @@ TEND_BACKOFF_S = 5.0
 # What ``tend`` lets wait outside the indexes before it brings them under (``index_appended``):
 # a search compares such rows one by one, its lexical leg at a cost that grows with their number
 # (at 100,000 rows, about 0.7 ms a leg with 17 of them, 3.8 ms with 1,100), and an index round
-# costs 15 to 150 ms of the upkeep thread (docs/benchmarks.md, "Rows outside the indexes,
-# between requests").
+# costs 15 to 190 ms of the upkeep thread (docs/benchmarks.md, "Memory service: recall in a
+# write mix, fourth pass").
 TEND_INDEX_AT_ROWS = 512
 # Seqs the stored watermark may lag what the index holds (a restart re-projects at most these).
 WATERMARK_LAG = 256

@@ -17,7 +17,7 @@ from .writer import one_writer
 # ``index_appended`` merges rows into the newest segment of each index while that segment covers
 # fewer rows than this, and starts another past it: a merge rewrites the segment it merges into
 # (into a 100,000-row base, 0.6 s; into a small delta, 15 to 150 ms: docs/benchmarks.md,
-# "Rows outside the indexes, between requests").
+# "Memory service: recall in a write mix, fourth pass").
 DELTA_MAX_ROWS = 65_536
 
 
