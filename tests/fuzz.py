@@ -112,6 +112,7 @@ ARGS: dict[Any, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     ),
     ("set", "scope"): (st.sampled_from(["user", "agent", "tenant", "auto"]), st.sampled_from(["global", "team"])),
     "dry_run": flags(),
+    "hit_columns": flags(),
     "apply": flags(),
     "pin": flags(),
     "proposed": flags(),
