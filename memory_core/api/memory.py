@@ -31,7 +31,6 @@ from ..errors import InvalidInput
 from ..extraction.model import Extractor
 from ..extraction.pipeline import BUILTIN_STEPS, Step
 from ..identity import Identity
-from ..inputs import flag
 from ..model import FactVersion
 from ..ports import LLM, Clock, Embedder, IndexSink, ReceiptKeyring, SqlDatabases, Store, TokenCounter
 from ..ports.chunks import Chunker
@@ -267,7 +266,6 @@ class Memory:
         """Load the index's search structures and resident columns into this process now: for a
         long-lived process (``memcore serve`` does it before it listens), whose first few hundred
         searches would otherwise read them from disk. Answers the bytes held (docs/retrieval.md)."""
-        hit_columns = flag(hit_columns, "hit_columns")
         return self.session.require_index().prewarm(hit_columns=hit_columns) if self.session.has_index else 0
 
     def repair_projections(self) -> int:

@@ -190,6 +190,7 @@ MEMORY_RULES: dict[str, Rule] = {
     "clock": _has("now"),
     "create": _flag,
     "read_only": _flag,
+    "hit_columns": _flag,
     "embedder": _embedder,
     "new_id": _callable,
     "open_index": _callable,
