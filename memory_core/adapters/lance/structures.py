@@ -19,6 +19,11 @@ from .writer import one_writer
 # (into a 100,000-row base, 0.6 s; into a small delta, 15 to 150 ms: docs/benchmarks.md,
 # "Memory service: recall in a write mix, fourth pass").
 DELTA_MAX_ROWS = 65_536
+# The indexes ``index_appended`` extends: the text and vector ones, which a search's legs read.
+# The scalar ones stay as ``optimize`` left them, so deletes and prefilters read appended rows as
+# they always did (with every index extended, a killed-and-restarted replica kept a replaced row
+# in 3 runs of 9: ``tests/service/test_replicas.py``).
+SEARCHED_FIELDS = (["text"], ["vector"])
 
 
 class SearchStructures:
@@ -43,8 +48,8 @@ class SearchStructures:
 
     @one_writer
     def index_appended(self, at_least: int) -> int:
-        """Bring the rows no index covers yet under the text and vector indexes, once at least ``at_least`` of
-        them wait: merged into the newest segment of each index while it covers fewer than
+        """Bring the rows no index covers yet under the text and vector indexes, once at least
+        ``at_least`` of them wait: merged into the newest segment of each index while it covers fewer than
         ``DELTA_MAX_ROWS`` rows, else into a new one, never into a large base ``optimize`` built.
         Without the store's lock, like a fold (a flush waits for it first). Answers the rows
         indexed (0: fewer waited, or the table has no index to extend)."""
@@ -60,10 +65,12 @@ class SearchStructures:
         try:
             # On a handle of its own, as a fold: searches read the latest snapshot's.
             dataset = lance.dataset(self._source.uri)
-            newest = _newest_segment_rows(dataset)
+            descriptions = dataset.describe_indices()
+            newest = _newest_segment_rows(dataset, descriptions)
             if newest is not None:
                 merge = 1 if 0 < newest < DELTA_MAX_ROWS else 0
-                dataset.optimize.optimize_indices(num_indices_to_merge=merge, index_names=_search_indexes(dataset))
+                searched = [d.name for d in descriptions if list(d.field_names) in SEARCHED_FIELDS]
+                dataset.optimize.optimize_indices(num_indices_to_merge=merge, index_names=searched)
             self._appended = 0
         finally:
             self._not_folding.set()
@@ -121,10 +128,10 @@ class SearchStructures:
         )
 
 
-def _newest_segment_rows(dataset: Any) -> int | None:
+def _newest_segment_rows(dataset: Any, descriptions: Any) -> int | None:
     """How many rows the newest segment of the text index covers (None: no text index; 0: the
     newest is the only segment, the base, which is never merged into here)."""
-    for description in dataset.describe_indices():
+    for description in descriptions:
         if description.name == "text_idx":
             segments = sorted(description.segments, key=lambda s: s.dataset_version_at_last_update)
             if len(segments) <= 1:
@@ -132,10 +139,3 @@ def _newest_segment_rows(dataset: Any) -> int | None:
             fragments = {f.fragment_id: f.metadata.physical_rows for f in dataset.get_fragments()}
             return sum(fragments.get(f, 0) for f in segments[-1].fragment_ids)
     return None
-
-
-def _search_indexes(dataset: Any) -> list[str]:
-    """The text and vector indexes: what a search's legs read. The scalar indexes stay as
-    ``optimize`` left them, so deletes and prefilters read appended rows as they always did (with
-    every index extended, a killed-and-restarted replica kept a replaced row in 3 runs of 9)."""
-    return [d.name for d in dataset.describe_indices() if list(d.field_names) in (["text"], ["vector"])]
