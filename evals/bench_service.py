@@ -10,7 +10,8 @@ An API key per client identity is made before the service starts. Then, on the c
    floor and the memory stack's own share (``service_load/floor.py``);
 1. in-process baselines, the service not running: the same client loop on ``Memory.open``'s tool,
    one thread, then ``--clients`` threads, ``--baseline-seconds`` each, the library set up as the
-   service sets it up (the index prewarmed, an upkeep thread), so that the difference is HTTP's;
+   service sets it up (the index prewarmed, the process tuned, an upkeep thread), so that the
+   difference is HTTP's;
 2. the service as a real subprocess (``serve`` on 127.0.0.1, port 0), reached over HTTP through
    ``RemoteMemory``: one client for ``--baseline-seconds`` (the per-request overhead unloaded),
    then ``--clients`` client processes for ``--seconds`` (the load);

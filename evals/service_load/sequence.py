@@ -99,6 +99,7 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
         from memory_core.api.upkeep import IndexUpkeep
         from memory_core.client import RemoteMemory
         from memory_core.service import ServiceSettings
+        from memory_core.service.process import tune_process
 
         if settings.floor:
             runs.update(run_floor(settings, per_user, log))
@@ -106,8 +107,10 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
             home, keys = fresh_copy(built, work / name, clients, log)
             acks: list[dict] = []
             with Memory.open(home, embedder=make_embedder_for(settings.embedder, settings.cache)) as memory:
-                # The library as the service runs it: the index loaded first, an upkeep thread.
+                # The library as the service runs it: the index loaded first, the process tuned
+                # (one BLAS thread, the collector's survivors frozen), an upkeep thread.
                 memory.prewarm_index()
+                tune_process(blas_threads=ServiceSettings().blas_threads, freeze=ServiceSettings().freeze_survivors)
                 upkeep = IndexUpkeep(memory, ServiceSettings().upkeep_interval_s).start()
                 try:
                     tools = [memory.for_run(key_identity(k), origin="bench") for k in keys]

@@ -93,6 +93,11 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["upkeep_interval_s"] = number(args.upkeep_interval, "--upkeep-interval", 0, True)
     if args.no_prewarm:
         settings["prewarm_index"] = False
+    if args.blas_threads is not None:
+        threads = int(number(args.blas_threads, "--blas-threads", 0, True))
+        settings["blas_threads"] = threads or None
+    if args.no_gc_freeze:
+        settings["freeze_survivors"] = False
     if args.webhook_interval is not None:
         settings["webhook_interval_s"] = number(args.webhook_interval, "--webhook-interval", 0, True)
     if args.webhook_lease is not None:
@@ -132,6 +137,17 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         "--no-prewarm",
         action="store_true",
         help="start without loading the index into memory first (faster start; the first searches read from disk)",
+    ),
+    arg(
+        "--blas-threads",
+        type=int,
+        metavar="N",
+        help="limit NumPy's BLAS to N threads in the service's process (default 1; 0: leave it as it is)",
+    ),
+    arg(
+        "--no-gc-freeze",
+        action="store_true",
+        help="leave the garbage collector as it is (default: each full collection's survivors are frozen)",
     ),
     arg("--no-access-log", action="store_true", help="no access log line per request on stderr"),
     *LLM_ARGS,

@@ -30,6 +30,11 @@ class ServiceSettings:
     # Load the index's structures and the columns searches read before the first request
     # (``Memory.prewarm_index``): without it the first few hundred searches read them from disk.
     prewarm_index: bool = True
+    # What ``memcore serve`` does to the process it owns (``service.process``): NumPy's BLAS
+    # limited to this many threads (None: left alone), and the survivors of each full garbage
+    # collection frozen out of the next one.
+    blas_threads: int | None = 1
+    freeze_survivors: bool = True
     # How often the delivery worker runs a pass over the change webhooks' outbox; 0: never (a
     # Dagster sensor or ``memcore webhooks deliver`` does it). The lease: how long a worker that
     # died holds the events it was sending.

@@ -17,6 +17,7 @@ import uvicorn
 from ..api import Memory
 from .app import create_app
 from .guards import ServiceSettings
+from .process import tune_process
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -71,6 +72,9 @@ def serve(
     memory = Memory.open(home, embedder=embedder, **embedder_options)
     try:
         warm(memory, prewarm_index=settings.prewarm_index)
+        # After the warm-up: what it loaded is frozen at once, so no request waits on a
+        # collection walking the start-up heap (docs/service.md, "The process").
+        tune_process(blas_threads=settings.blas_threads, freeze=settings.freeze_survivors)
         sock = bind(host, port)
     except BaseException:
         memory.close()
