@@ -95,10 +95,19 @@ class IndexSink(Protocol):
         self, states: Sequence[FactVersion], vectors: Mapping[str, np.ndarray] | None = None, *, hold: bool = False
     ) -> None: ...
 
-    def flush(self, new_rows: NewRows | None = None, *, settle: bool = True, fold: bool = True) -> int:
+    def flush(
+        self,
+        new_rows: NewRows | None = None,
+        *,
+        settle: bool = True,
+        fold: bool = True,
+        namespace: Namespace | None = None,
+    ) -> int:
         """Write the queue. ``settle=False`` (a search's): rows that newer states replaced may stay
         in the index a while, never served; True leaves one row per fact. ``fold=False``: a
-        settle leaves the appended fragments for ``tend`` to fold."""
+        settle leaves the appended fragments for ``tend`` to fold. ``namespace`` (a search's):
+        write only if a state of that namespace is queued or being written, since the search
+        reads no other."""
         ...
 
     def tend(self) -> bool:

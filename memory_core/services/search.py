@@ -231,9 +231,10 @@ class SearchService(RunService):
         generation = session.searches.generation  # a redaction from here on: not kept
         if not request.participants:  # the people of the scope's conversations, when it has any
             request = dataclasses.replace(request, participants=tuple(sorted(session.speakers(namespace))))
-        # Read-your-writes: queued index changes land before the legs run (what they replace is
-        # filtered out as the legs read, and deleted later in one go).
-        session.require_index().flush(settle=False)
+        # Read-your-writes: queued index changes of this namespace land before the legs run (what
+        # they replace is filtered out as the legs read, and deleted later in one go). Other
+        # namespaces' changes are the upkeep's to write: this search reads none of them.
+        session.require_index().flush(settle=False, namespace=namespace)
         recipe = get_recipe(request.recipe)
         calibration = session.relevance_calibration(recipe.name)
         searched = run_search(
@@ -281,7 +282,7 @@ class SearchService(RunService):
         started = time.perf_counter()
         # As a search does: what was written since is in the index, so a candidate deleted since
         # (or no longer live at the search's as_of) is left out, never answered after it left.
-        self.session.require_index().flush(settle=False)
+        self.session.require_index().flush(settle=False, namespace=namespace)
         asked = dataclasses.replace(first, k=request.k, token_budget=request.token_budget)
         fused = kept.searched.fused
         with kept.paging:

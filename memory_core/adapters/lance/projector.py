@@ -36,6 +36,7 @@ from ...model import FactVersion
 from ...ports import Clock, Embedder, NewRows, ProjectionLedger, VersionLog
 from ...texts import index_text
 from ...vectors import VectorRows, gather_rows
+from .in_flight import InFlight, namespace_of
 from .index import LanceIndex
 from .mending import Indexable, IndexMending
 from .rows import index_table, rows_of_fields
@@ -104,6 +105,7 @@ class IndexProjector(IndexMending):
         # Index writes that failed, waiting to be recorded once no index lock is held (``_record``).
         self._failures_waiting: list[tuple[list[FactVersion], str]] = []
         self._failures_lock = threading.Lock()
+        self._in_flight = InFlight()  # states taken from the queue, not yet written
         self._tend_backoff_until = 0.0  # monotonic seconds: a failed settle or fold waits until then
 
     def _embed_states(self, states: Sequence[FactVersion]) -> np.ndarray:
@@ -150,9 +152,20 @@ class IndexProjector(IndexMending):
         # A failed write not yet recorded: the search's flush records it, so its note says so.
         return self._flushed_through >= enqueued and not self._failures_waiting
 
-    def flush(self, new_rows: NewRows | None = None, *, settle: bool = True, fold: bool = True) -> int:
+    def flush(
+        self,
+        new_rows: NewRows | None = None,
+        *,
+        settle: bool = True,
+        fold: bool = True,
+        namespace: Namespace | None = None,
+    ) -> int:
         """Write every queued state to the index. Returns how many facts were written or dropped.
         A read-only home has nothing queued and may not move the watermark: nothing to do.
+
+        ``namespace`` (a search's, with ``settle=False``): the queue is written only when a state of
+        that namespace waits in it or is being written, or a failed write waits to be recorded;
+        other namespaces' states are left to the upkeep, so a search never pays for them.
 
         ``new_rows``: index rows a caller built for facts the index has never held (a batch's
         fresh entries); they are appended in the same write as the queue's new facts, and the
@@ -172,8 +185,8 @@ class IndexProjector(IndexMending):
             return 0
         if self.follow is not None:
             self.follow()  # what other replicas wrote is queued before the check below
-        if not settle and new_rows is None and self._nothing_queued():
-            return 0  # a search after the upkeep thread (or another search) wrote the queue
+        if not settle and new_rows is None and (self._nothing_queued() or self._nothing_queued_in(namespace)):
+            return 0  # a search after the upkeep thread (or another search) wrote its states
         # The queue is taken under the store's lock (no commit in between), and the index's writer
         # lock is taken before the store's is let go: flushes write in the order they took their
         # queues, while commits go on beside the index write (unless the caller holds the store's
@@ -187,6 +200,7 @@ class IndexProjector(IndexMending):
             self._catch_up()
             taken, watermark = self._enqueued, self.versions.last_seq
             states = list(self._pending.values())
+            flying = self._in_flight.take_off(states)  # before the queue empties: never in neither
             self._pending, vectors, self._vectors = {}, self._vectors, []
             indexed = self._indexable(states)  # reads tenant settings, under the store's lock
             if hand_over:
@@ -210,6 +224,7 @@ class IndexProjector(IndexMending):
                     settle or settling or self._written - self._stored >= WATERMARK_LAG
                 )
         finally:
+            self._in_flight.land(flying)  # after a failure is queued for its note, as after a write
             if hand_over:
                 self.index.writing.release()
         if self._failures_waiting or store_watermark:
@@ -217,6 +232,18 @@ class IndexProjector(IndexMending):
         if new_rows is not None:
             new_rows.done()
         return len(states) + (new_rows.count if new_rows is not None else 0)
+
+    def _nothing_queued_in(self, namespace: Namespace | None) -> bool:
+        """True when no state of ``namespace`` waits in the queue or is being written, the queue
+        has caught up with the store, and no failed write waits to be recorded. Read without the
+        store's lock, in the order the states move: the queue, then the states in flight (a flush
+        counts them before it empties the queue), then the failures (queued before the states
+        land), so a state is seen at every step of its way."""
+        if namespace is None or not self._caught_up:
+            return False
+        if any(namespace_of(s) == namespace for s in list(self._pending.values())):
+            return False
+        return not self._in_flight.holds(namespace) and not self._failures_waiting
 
     def _record(self, store_watermark: bool) -> None:
         """Record the index writes that failed, then (``store_watermark``) how far the index has
