@@ -105,6 +105,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         type=float,
         help="an experiment: sys.setswitchinterval(S) in the service process (Python's default 0.005)",
     )
+    parser.add_argument(
+        "--upkeep-interval",
+        type=float,
+        help="an experiment: the index upkeep's interval in seconds, in the service and the baselines "
+        "(default ServiceSettings': 0.02)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the run's copy of the home")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="the JSON result (default /tmp/bench_service-<time>.json)")
@@ -127,6 +133,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         thread_baseline=not args.no_thread_baseline,
         access_log=not args.no_access_log,
         switch_interval=args.switch_interval,
+        upkeep_interval=args.upkeep_interval,
         keep=args.keep,
         rate=args.rate,
         floor=not args.no_floor,

@@ -216,6 +216,7 @@ def write_report(outcome: Outcome, settings: Settings, command: str, out_path: P
         "rate_per_client": settings.rate,
         "access_log": settings.access_log,
         "switch_interval": settings.switch_interval,
+        "upkeep_interval": settings.upkeep_interval,
         "cpus": os.cpu_count(),
         "service_startup_s": startup_s,
         "service_stop": stopped,

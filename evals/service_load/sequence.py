@@ -11,9 +11,10 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from evals.service_load.clients import combine, run_http, run_in_process, warm_up
 from evals.service_load.floor import BareServer
@@ -42,6 +43,7 @@ class Settings:
     keep: bool
     rate: float = 0.0  # ops/s per client in the N-client runs (0: closed loop)
     floor: bool = True  # first, the bare round trip at 1 and N clients (``floor``)
+    upkeep_interval: float | None = None  # the service's (and the baselines' upkeep); None: the default
 
 
 @dataclass
@@ -79,6 +81,18 @@ def run_floor(settings: Settings, per_user: list[int], log) -> dict[str, dict]:
     return runs
 
 
+@contextmanager
+def _upkeep(memory: Any, interval_s: float) -> Iterator[None]:
+    """An index upkeep thread on ``memory`` while the block runs, as the service runs one."""
+    from memory_core.api.upkeep import IndexUpkeep
+
+    upkeep = IndexUpkeep(memory, interval_s).start()
+    try:
+        yield
+    finally:
+        upkeep.stop()
+
+
 def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> Outcome:
     """Every run on its own copy of the built home (docs/benchmarks.md, "Memory service
     (bench_service)"), the copies removed at the end unless ``settings.keep``."""
@@ -96,23 +110,25 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
     through_http = [("http_1", 1, base_s), ("http_n", clients, settings.seconds)]
     try:
         from memory_core import Memory
-        from memory_core.api.upkeep import IndexUpkeep
         from memory_core.client import RemoteMemory
         from memory_core.service import ServiceSettings
-        from memory_core.service.process import tune_process
+        from memory_core.service.process import tuned_process
 
         if settings.floor:
             runs.update(run_floor(settings, per_user, log))
         for n, (name, threads, length) in enumerate(in_process):
             home, keys = fresh_copy(built, work / name, clients, log)
             acks: list[dict] = []
+            served = ServiceSettings()
             with Memory.open(home, embedder=make_embedder_for(settings.embedder, settings.cache)) as memory:
-                # The library as the service runs it: the index loaded first, the process tuned
-                # (one BLAS thread, the collector's survivors frozen), an upkeep thread.
+                # The library as the service runs it: the index loaded first, then the process tuned
+                # (one BLAS thread, the collector's survivors frozen; undone after), an upkeep thread.
                 memory.prewarm_index()
-                tune_process(blas_threads=ServiceSettings().blas_threads, freeze=ServiceSettings().freeze_survivors)
-                upkeep = IndexUpkeep(memory, ServiceSettings().upkeep_interval_s).start()
-                try:
+                interval = served.upkeep_interval_s if settings.upkeep_interval is None else settings.upkeep_interval
+                with (
+                    tuned_process(blas_threads=served.blas_threads, freeze=served.freeze_survivors),
+                    _upkeep(memory, interval),
+                ):
                     tools = [memory.for_run(key_identity(k), origin="bench") for k in keys]
                     acks.append(warm_up(tools, clients, per_user, mix, seed + 100 + n, min(3.0, base_s)))
                     rate = settings.rate if threads > 1 else 0.0
@@ -120,8 +136,6 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
                     log(f"in-process, {threads} thread(s), {length:g} s{paced(rate)} ...")
                     runs[name] = run_in_process(memory, keys, plans, length, threads)
                     acks.append(runs[name])
-                finally:
-                    upkeep.stop()
             chronological += acks
             checks.append(verify_writes(home, merge_acked(acks, keys)))
             drop(work / name, settings.keep)
@@ -135,6 +149,7 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
                 settings.access_log,
                 work / f"{name}.log",
                 settings.switch_interval,
+                settings.upkeep_interval,
             )
             startups.append(time.perf_counter() - service.started)
             log(f"  the service listens at {service.url} (pid {service.pid}) after {startups[-1]:.1f} s")

@@ -21,11 +21,13 @@ SERVE = """
 import json, sys
 from pathlib import Path
 from memory_core.adapters.embedders import make_embedder
-from memory_core.service import serve
+from memory_core.service import ServiceSettings, serve
 cfg = json.loads(sys.argv[1])
 if cfg["switch_interval"]:
     sys.setswitchinterval(cfg["switch_interval"])
-serve(cfg["home"], host="127.0.0.1", port=0, access_log=cfg["access_log"],
+upkeep = cfg["upkeep_interval"]
+settings = ServiceSettings(**({} if upkeep is None else {"upkeep_interval_s": upkeep}))
+serve(cfg["home"], host="127.0.0.1", port=0, access_log=cfg["access_log"], settings=settings,
       embedder=make_embedder(cfg["embedder"], cache_dir=Path(cfg["cache"])))
 """
 
@@ -34,7 +36,14 @@ class Service:
     """``serve`` in a subprocess; its announced URL; SIGTERM to stop."""
 
     def __init__(
-        self, home: Path, embedder: str, cache: Path, access_log: bool, log_path: Path, switch_interval: float | None
+        self,
+        home: Path,
+        embedder: str,
+        cache: Path,
+        access_log: bool,
+        log_path: Path,
+        switch_interval: float | None,
+        upkeep_interval: float | None = None,
     ) -> None:
         cfg = {
             "home": str(home),
@@ -42,6 +51,7 @@ class Service:
             "cache": str(cache.resolve()),
             "access_log": access_log,
             "switch_interval": switch_interval,
+            "upkeep_interval": upkeep_interval,
         }
         self.log_path = log_path
         self._log = open(log_path, "ab")

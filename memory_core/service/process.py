@@ -18,8 +18,9 @@ docs/service.md, "The process"; the measurements in docs/benchmarks.md.
 from __future__ import annotations
 
 import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +36,17 @@ class ProcessTuning:
 def limit_blas_threads(threads: int) -> tuple[str, ...]:
     """Every BLAS library loaded in this process (NumPy's, SciPy's) limited to ``threads``; the
     names of those found. Without ``threadpoolctl`` (the service extra installs it): none."""
+    return _limit_blas(threads)[0]
+
+
+def _limit_blas(threads: int) -> tuple[tuple[str, ...], Any]:
     try:
         from threadpoolctl import threadpool_info, threadpool_limits
     except ImportError:
-        return ()
-    threadpool_limits(limits=threads, user_api="blas")  # applied now, kept for the process's life
-    return tuple(sorted({str(lib.get("internal_api")) for lib in threadpool_info() if lib.get("user_api") == "blas"}))
+        return (), None
+    limits = threadpool_limits(limits=threads, user_api="blas")  # applied now, until restored
+    names = {str(lib.get("internal_api")) for lib in threadpool_info() if lib.get("user_api") == "blas"}
+    return tuple(sorted(names)), limits
 
 
 def _freeze_after_full_collection(phase: str, info: dict[str, Any]) -> None:
@@ -70,3 +76,19 @@ def tune_process(*, blas_threads: int | None = 1, freeze: bool = True) -> Proces
     if freeze:
         freeze_survivors()
     return ProcessTuning(libraries, blas_threads if libraries else None, freeze)
+
+
+@contextmanager
+def tuned_process(*, blas_threads: int | None = 1, freeze: bool = True) -> Iterator[ProcessTuning]:
+    """``tune_process`` for a while, undone after: for a benchmark that runs the library as the
+    service does inside a process that goes on to do other things (a test runner)."""
+    libraries, limits = _limit_blas(blas_threads) if blas_threads is not None else ((), None)
+    if freeze:
+        freeze_survivors()
+    try:
+        yield ProcessTuning(libraries, blas_threads if libraries else None, freeze)
+    finally:
+        if freeze:
+            stop_freezing()
+        if limits is not None:
+            limits.restore_original_limits()

@@ -65,6 +65,32 @@ def test_each_part_of_the_tuning_can_be_left_out():
     assert seen["frozen_at_start"] == 0 and seen["frozen_after_full"] == 0
 
 
+UNDONE = """
+import gc, json
+import numpy as np
+from threadpoolctl import threadpool_info
+from memory_core.service.process import tuned_process
+
+def blas():
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+before = blas()
+with tuned_process() as tuning:
+    inside = (blas(), gc.get_freeze_count() > 0, len(gc.callbacks))
+print(json.dumps({"before": before, "inside": inside, "after": blas(), "frozen": gc.get_freeze_count(),
+                  "callbacks": len(gc.callbacks), "threads": tuning.blas_threads}))
+"""
+
+
+def test_a_process_tuned_for_a_while_is_left_as_it_was():
+    """``tuned_process``: what a benchmark uses inside a process that goes on (a test runner)."""
+    done = subprocess.run([sys.executable, "-c", UNDONE], capture_output=True, text=True, timeout=120, check=True)
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["threads"] == 1 and seen["inside"][0] and all(n == 1 for n in seen["inside"][0])
+    assert seen["inside"][1:] == [True, 1]
+    assert seen["after"] == seen["before"] and seen["frozen"] == 0 and seen["callbacks"] == 0
+
+
 @pytest.mark.parametrize(
     ("flags", "expected"),
     [((), (1, True)), (("--blas-threads", "0", "--no-gc-freeze"), (None, False)), (("--blas-threads", "4"), (4, True))],
