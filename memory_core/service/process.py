@@ -33,13 +33,10 @@ class ProcessTuning:
     freezes_survivors: bool
 
 
-def limit_blas_threads(threads: int) -> tuple[str, ...]:
-    """Every BLAS library loaded in this process (NumPy's, SciPy's) limited to ``threads``; the
-    names of those found. Without ``threadpoolctl`` (the service extra installs it): none."""
-    return _limit_blas(threads)[0]
-
-
 def _limit_blas(threads: int) -> tuple[tuple[str, ...], Any]:
+    """Every BLAS library loaded in this process (NumPy's, SciPy's) limited to ``threads``: the
+    names of those found, and the limits (to restore them). Without ``threadpoolctl`` (the
+    service extra installs it): none."""
     try:
         from threadpoolctl import threadpool_info, threadpool_limits
     except ImportError:
@@ -70,23 +67,26 @@ def stop_freezing() -> None:
     gc.unfreeze()
 
 
-def tune_process(*, blas_threads: int | None = 1, freeze: bool = True) -> ProcessTuning:
-    """The service's process set up as the module says; ``None`` / False leave that part alone."""
-    libraries = limit_blas_threads(blas_threads) if blas_threads is not None else ()
+def _tune(blas_threads: int | None, freeze: bool) -> tuple[ProcessTuning, Any]:
+    libraries, limits = _limit_blas(blas_threads) if blas_threads is not None else ((), None)
     if freeze:
         freeze_survivors()
-    return ProcessTuning(libraries, blas_threads if libraries else None, freeze)
+    return ProcessTuning(libraries, blas_threads if libraries else None, freeze), limits
+
+
+def tune_process(*, blas_threads: int | None = 1, freeze: bool = True) -> ProcessTuning:
+    """The service's process set up as the module says, for the rest of its life; ``None`` /
+    False leave that part alone."""
+    return _tune(blas_threads, freeze)[0]
 
 
 @contextmanager
 def tuned_process(*, blas_threads: int | None = 1, freeze: bool = True) -> Iterator[ProcessTuning]:
     """``tune_process`` for a while, undone after: for a benchmark that runs the library as the
     service does inside a process that goes on to do other things (a test runner)."""
-    libraries, limits = _limit_blas(blas_threads) if blas_threads is not None else ((), None)
-    if freeze:
-        freeze_survivors()
+    tuning, limits = _tune(blas_threads, freeze)
     try:
-        yield ProcessTuning(libraries, blas_threads if libraries else None, freeze)
+        yield tuning
     finally:
         if freeze:
             stop_freezing()

@@ -174,14 +174,14 @@ class LanceIndex(SearchStructures):
             self._appending_over = before
         try:
             self.add(rows)
-            with self._served.lock:
-                self._served.appends += 1
-                self._served.mark(served)
+        except BaseException:
+            with self._served.lock:  # the append failed: the version before stands, as it is served
                 self._appending_over = None
-        finally:
-            if self._appending_over is not None:  # the append failed: the version before stands
-                with self._served.lock:
-                    self._appending_over = None
+            raise
+        with self._served.lock:  # the new version and its map, published together
+            self._served.appends += 1
+            self._served.mark(served)
+            self._appending_over = None
 
     @property
     def unsettled(self) -> tuple[int, int]:
