@@ -34,6 +34,7 @@ from ..mcp_server import mcp_endpoint
 from ..webhooks import DeliveryPolicy
 from ..wire import decode_any
 from . import admin, remember_routes, schemas
+from .direct import ServiceApp, direct
 from .guards import ServiceSettings, read_body
 from .state import (
     MODEL_HEADER,
@@ -51,7 +52,7 @@ Handler = Callable[[Request, ApiKey], Awaitable[Response]]
 
 def measured(state: ServiceState, op: str, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     """A route: the key checked, the handler run, every failure answered as a typed error, and the
-    request counted, timed and logged."""
+    request counted, timed and logged. It needs nothing of the framework (``direct``)."""
 
     async def endpoint(request: Request) -> Response:
         started = time.perf_counter()
@@ -75,7 +76,7 @@ def measured(state: ServiceState, op: str, handler: Handler) -> Callable[[Reques
         state.log_access(request, op, status, seconds, key)
         return response
 
-    return endpoint
+    return direct(endpoint)
 
 
 def tool_handler(state: ServiceState, op: Op) -> Handler:
@@ -203,7 +204,7 @@ def _metrics(state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
     return metrics
 
 
-def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_memory: bool = False) -> FastAPI:
+def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_memory: bool = False) -> ServiceApp:
     """The service over an open ``memory``. ``owns_memory``: close it when the service stops
     (``memcore serve``); otherwise the caller closes it (a test sharing the home in-process)."""
     state = ServiceState(memory, settings or ServiceSettings(), owns_memory=owns_memory)
@@ -228,7 +229,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_
         drained = state.drain()
         log.info("memory service stopped (%s)", "drained" if drained else "ops still running at the drain timeout")
 
-    app = FastAPI(
+    app = ServiceApp(
         title="memory_core",
         summary="The Memory tool over HTTP: every op of MemoryTool, typed errors, identity from the API key.",
         version="1",
@@ -270,6 +271,7 @@ def create_app(memory: Memory, settings: ServiceSettings | None = None, *, owns_
     # An ASGI app: the MCP transport answers itself.
     app.add_route("/mcp", _MeasuredAsgi(state, "mcp", mcp), include_in_schema=False)
     _describe_ops(app)
+    app.index_direct_routes()
     return app
 
 
