@@ -3,9 +3,11 @@ type, and every typed error comes back as its own class."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import json
+import threading
 import uuid
 
 import pytest
@@ -105,3 +107,45 @@ def test_codes_are_unique():
 def test_a_fact_version_is_plain_json_on_the_wire():
     fields = {f for f in FactVersion.__dataclass_fields__}
     assert "value_json" in fields and "valid_at" in fields
+
+
+@dataclasses.dataclass(frozen=True)
+class Outline:
+    """A dataclass that names itself among its fields' types."""
+
+    title: str
+    written: dt.datetime | None = None
+    parts: list[Outline] = dataclasses.field(default_factory=list)
+
+
+def test_a_dataclass_that_contains_itself_comes_back_whole():
+    tree = Outline("a", dt.datetime(2026, 1, 2, tzinfo=dt.timezone.utc), [Outline("b", None, [Outline("c")])])
+    assert decode(Outline, json.loads(json.dumps(encode(tree, Outline)))) == tree
+    assert decode(list[Outline] | None, None) is None
+
+
+def test_threads_decoding_a_type_for_the_first_time_all_get_every_field():
+    @dataclasses.dataclass(frozen=True)
+    class Wide:
+        f0: int = -1
+        f1: int = -1
+        f2: int = -1
+        f3: int = -1
+        f4: int = -1
+        f5: int = -1
+        f6: int = -1
+        f7: int = -1
+
+    sent = {f"f{i}": i for i in range(8)}
+    start, seen = threading.Barrier(8), []
+
+    def one() -> None:
+        start.wait()
+        seen.append(decode(Wide, sent))
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [Wide(*range(8))] * 8
