@@ -3,10 +3,12 @@ flight (a timed-out op's thread keeps running; shutdown waits for it before clos
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
 import anyio
@@ -29,6 +31,7 @@ access_log = logging.getLogger("memory_core.service.access")
 SESSION_HEADER = "x-memcore-session"
 RUN_HEADER = "x-memcore-run"
 MODEL_HEADER = "x-memcore-model"
+OP_THREADS = 40
 
 
 def json_bytes(payload: Any) -> bytes:
@@ -76,6 +79,8 @@ class ServiceState:
         self.webhooks: WebhookWorker | None = None  # the webhook delivery thread, while it serves
         self._running = 0
         self._idle = threading.Condition()
+        # The ops' threads: as many as anyio's default, which ran them before.
+        self._workers = ThreadPoolExecutor(max_workers=OP_THREADS, thread_name_prefix="memcore-op")
 
     # -- who is calling ------------------------------------------------------------------------
 
@@ -100,7 +105,11 @@ class ServiceState:
     async def run(self, fn: Callable[[], T]) -> T:
         """``fn`` on a worker thread, answered within the request timeout. A timed-out op keeps
         running (a write may still commit) and the caller is told its outcome is unknown; one
-        that never reached a thread never runs, and the caller is told so."""
+        that never reached a thread never runs, and the caller is told so.
+
+        The threads are a plain pool handed work with asyncio's own hop: anyio's (which this
+        used before) yields to the event loop twice and enters two cancel scopes on the way,
+        about a third of the event loop's time for a get (docs/benchmarks.md)."""
         if self.draining:
             raise ServiceUnavailable("the service is shutting down")
         started, abandoned = False, False
@@ -119,9 +128,14 @@ class ServiceState:
                 self._finished()
 
         try:
-            with anyio.fail_after(self.settings.request_timeout_s):
-                return await anyio.to_thread.run_sync(job, abandon_on_cancel=True)
-        except BaseException as exc:  # a timeout, or the client went away (cancellation)
+            future = asyncio.get_running_loop().run_in_executor(self._workers, job)
+        except RuntimeError:  # the pool was shut down: the service is stopping
+            self._finished()
+            raise ServiceUnavailable("the service is shutting down") from None
+        try:
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                return await future
+        except BaseException as exc:  # a timeout, or the request was cancelled
             with self._idle:
                 never_ran = not started
                 abandoned = never_ran
@@ -165,6 +179,7 @@ class ServiceState:
             while self._running and time.monotonic() < deadline:
                 self._idle.wait(timeout=max(0.0, deadline - time.monotonic()))
             drained = self._running == 0
+        self._workers.shutdown(wait=False, cancel_futures=True)  # an op still running finishes on its own
         if self.owns_memory:
             self.memory.close()  # flushes the queued index writes first
         elif not self.memory.closed:
