@@ -37,37 +37,33 @@ def encode(value: Any, hint: Any = Any) -> Any:
     kind = type(value)
     if kind in _AS_IS:  # exact types first: most of an answer's leaves (an enum member is not one)
         return value
-    if kind is float:
+    if isinstance(value, float):
         return value if math.isfinite(value) else {TAG: "float", "v": repr(value)}
-    if kind is dict:
-        value_hint = _item_hint(hint, 1)
-        body = {_key(k): encode(v, value_hint) for k, v in value.items()}
-        return {TAG: "object", "v": body} if TAG in body else body
-    if kind is list or kind is tuple:
-        item_hint = _item_hint(hint, 0)
-        return [encode(v, item_hint) for v in value]
+    if kind is dict or kind is list or kind is tuple:
+        return _container(value, hint)
     fields = _dataclass_fields(kind)
     if fields is not None:
         return {name: encode(getattr(value, name), field_hint) for name, field_hint in fields}
-    if value is None or isinstance(value, (bool, str)) or (isinstance(value, int) and not isinstance(value, enum.Enum)):
+    if isinstance(value, (bool, str)) or (isinstance(value, int) and not isinstance(value, enum.Enum)):
         return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {TAG: "float", "v": repr(value)}
     if isinstance(value, enum.Enum):
         return encode(value.value)
     if isinstance(value, dt.datetime) and _names(hint, dt.datetime):
         return value.isoformat()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {name: encode(getattr(value, name), hint) for name, hint in _fields(type(value))}
+    if isinstance(value, (Mapping, list, tuple, set, frozenset)):
+        return _container(value, hint)
+    return _tagged(value)
+
+
+def _container(value: Any, hint: Any) -> Any:
+    """A mapping as an object (wrapped when it has a ``"$t"`` member), a sequence or set as a list."""
     if isinstance(value, Mapping):
         value_hint = _item_hint(hint, 1)
         body = {_key(k): encode(v, value_hint) for k, v in value.items()}
         return {TAG: "object", "v": body} if TAG in body else body
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
-        item_hint = _item_hint(hint, 0)
-        return [encode(v, item_hint) for v in items]
-    return _tagged(value)
+    items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+    item_hint = _item_hint(hint, 0)
+    return [encode(v, item_hint) for v in items]
 
 
 _AS_IS = frozenset({str, int, bool, type(None)})
@@ -241,24 +237,28 @@ def _generic_decoder(origin: Any, args: tuple[Any, ...]) -> Decoder:
 
 
 def _class_decoder(cls: type) -> Decoder:
+    """A class's decoder; every one answers None for None (a field the service left empty)."""
     if dataclasses.is_dataclass(cls):
         return _dataclass_decoder(cls)
     if issubclass(cls, enum.Enum):
-        return lambda data: None if data is None else cls(data)
+        return _or_none(cls)
     if cls is dt.datetime:
-        return lambda data: None if data is None else _datetime(data)
+        return _or_none(_datetime)
     if cls is float:
-        return lambda data: None if data is None else decode_any(data) if isinstance(data, dict) else float(data)
+        return _or_none(_float)
     if cls in (str, int, bool):
         return functools.partial(_exactly, cls)
     if cls in (dict, list, tuple, set, frozenset):
-        plain = _generic_decoder(cls, ())
-        return lambda data: None if data is None else plain(data)
-    return lambda data: None if data is None else decode_any(data)
+        return _or_none(_generic_decoder(cls, ()))
+    return _or_none(decode_any)
 
 
 def _datetime(data: Any) -> Any:
     return dt.datetime.fromisoformat(data) if isinstance(data, str) else decode_any(data)
+
+
+def _float(data: Any) -> Any:
+    return decode_any(data) if isinstance(data, dict) else float(data)
 
 
 def _exactly(cls: type, data: Any) -> Any:

@@ -79,7 +79,7 @@ class ServiceState:
         self.webhooks: WebhookWorker | None = None  # the webhook delivery thread, while it serves
         self._running = 0
         self._idle = threading.Condition()
-        # The ops' threads: as many as anyio's default, which ran them before.
+        # The ops' threads (as many as anyio's default limit).
         self._workers = ThreadPoolExecutor(max_workers=OP_THREADS, thread_name_prefix="memcore-op")
 
     # -- who is calling ------------------------------------------------------------------------
