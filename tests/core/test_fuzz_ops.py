@@ -135,6 +135,10 @@ class World:
         self.seen[(op, "ok")] += 1
         if op == "open":
             result.close()
+        if op == "namespace_delete":
+            # Brought back at once: the world is shared by every op's test, in whatever order
+            # (and on whichever worker) they run, and a later op must not find its scope deleted.
+            owner.namespace_register(**{k: v for k, v in kwargs.items() if k == "scope"})
 
 
 def remembered(tool: MemoryTool, value: FromStore) -> Any:
