@@ -37,6 +37,7 @@ from . import admin, remember_routes, schemas
 from .direct import ServiceApp, direct
 from .guards import ServiceSettings, read_body
 from .state import (
+    ANSWERED_ON_LOOP,
     MODEL_HEADER,
     RUN_HEADER,
     SESSION_HEADER,
@@ -95,7 +96,15 @@ def tool_handler(state: ServiceState, op: Op) -> Handler:
             session=headers.get(SESSION_HEADER), run=headers.get(RUN_HEADER), model=headers.get(MODEL_HEADER)
         )
         tool = state.tool(identity, origin="memcore.service")
-        return await state.answer(lambda: getattr(tool, op.name)(**args), op.returns)
+
+        def call() -> Any:
+            return getattr(tool, op.name)(**args)
+
+        if op.name in ANSWERED_ON_LOOP:
+            now = state.answer_now(call, op.returns)
+            if now is not None:
+                return now
+        return await state.answer(call, op.returns)
 
     return handle
 
@@ -189,6 +198,14 @@ def _metrics(state: ServiceState) -> Callable[[Request], Awaitable[Response]]:
             "memcore_index_upkeep_failures_total": (
                 "Rounds of the index upkeep thread that failed (each is logged).",
                 float(upkeep.failed if upkeep is not None else 0),
+            ),
+            "memcore_ops_on_loop_total": (
+                "Ops answered on the event loop, with nothing to wait for (a get held in memory).",
+                float(state.loop_answers),
+            ),
+            "memcore_ops_loop_fallbacks_total": (
+                "Ops tried on the event loop that would have waited, and ran on a worker thread.",
+                float(state.loop_fallbacks),
             ),
             "memcore_webhook_deliveries_total": (
                 "Change-webhook events delivered by this service's worker.",

@@ -21,6 +21,7 @@ from ..api.upkeep import IndexUpkeep
 from ..api.webhook_worker import WebhookWorker
 from ..errors import MemcoreError, RequestTimeout, ServiceUnavailable
 from ..identity import Identity
+from ..ports.waiting import WouldWait, without_waiting
 from ..wire import encode, error_body
 from .guards import RateLimiter, ServiceSettings
 from .metrics import Metrics
@@ -32,6 +33,9 @@ SESSION_HEADER = "x-memcore-session"
 RUN_HEADER = "x-memcore-run"
 MODEL_HEADER = "x-memcore-model"
 OP_THREADS = 40
+# Ops first tried on the event loop (``ServiceState.answer_now``): reads that change nothing and
+# are usually answered from memory in a fraction of what a worker thread's round trip costs.
+ANSWERED_ON_LOOP = frozenset({"get"})
 
 
 def json_bytes(payload: Any) -> bytes:
@@ -79,6 +83,8 @@ class ServiceState:
         self.webhooks: WebhookWorker | None = None  # the webhook delivery thread, while it serves
         self._running = 0
         self._idle = threading.Condition()
+        self.loop_answers = 0  # ops answered on the event loop (``answer_now``), and those that
+        self.loop_fallbacks = 0  # would have waited there and ran on a worker thread instead
         # The ops' threads (as many as anyio's default limit).
         self._workers = ThreadPoolExecutor(max_workers=OP_THREADS, thread_name_prefix="memcore-op")
 
@@ -160,6 +166,24 @@ class ServiceState:
     async def answer(self, fn: Callable[[], Any], declared: Any = Any) -> Response:
         """``fn``'s result as a response, encoded on the same worker thread that ran it."""
         return bytes_response(await self.run(lambda: answer(fn(), declared)))
+
+    def answer_now(self, fn: Callable[[], Any], declared: Any = Any) -> Response | None:
+        """``fn``'s result as a response, computed here on the event loop, when nothing in it has
+        to wait: a get of a namespace held in memory. None when something would (a lock another
+        thread holds, a statement to the store) or the service is draining: the caller then runs
+        it on a worker thread (``answer``). Only for ops that change nothing, so one stopped part
+        way leaves nothing behind. A worker thread's hop there and back cost a get more than the
+        get itself (docs/benchmarks.md, "A get answered on the event loop")."""
+        if self.draining:
+            return None
+        try:
+            with without_waiting():
+                body = answer(fn(), declared)
+        except WouldWait:
+            self.loop_fallbacks += 1
+            return None
+        self.loop_answers += 1
+        return bytes_response(body)
 
     def _finished(self) -> None:
         with self._idle:

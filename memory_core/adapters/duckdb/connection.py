@@ -9,7 +9,6 @@ open. Every statement runs under one re-entrant lock: a thread's read-decide-com
 from __future__ import annotations
 
 import os
-import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
@@ -17,6 +16,7 @@ from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 import duckdb
 
 from ...identity import Namespace, Scope
+from ...ports.waiting import ReadLock, StoreLock
 
 NS_WHERE = "tenant = ? AND scope = ? AND owner_id = ?"
 
@@ -35,7 +35,7 @@ class DuckDBConnection:
         self.con = con
         self.path = path
         self.read_only = read_only
-        self.lock = threading.RLock()
+        self.lock = StoreLock("the home's store")
 
     @contextmanager
     def tx(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -113,7 +113,7 @@ class StoreCache(Generic[T]):
     def __init__(self, db: DuckDBConnection, load: Callable[[], T]) -> None:
         self._db, self._load = db, load
         self._value: T | None = None
-        self._lock = threading.Lock()
+        self._lock = ReadLock("a value cached from the store")
 
     def get(self) -> T:
         with self._lock:

@@ -10,7 +10,6 @@ transaction. The cache is updated only after a commit, and dropped by ``redact``
 from __future__ import annotations
 
 import dataclasses
-import threading
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Callable, Iterator, Sequence, TypeVar
@@ -21,6 +20,7 @@ from ...audit import AuditEntry, AuditReport, AuditRow, LedgerLine
 from ...identity import Namespace
 from ...model import VISIBLE_STATUSES, FactVersion
 from ...ports import Head, StagedRows, WriteBatch
+from ...ports.waiting import ReadLock
 from ...substrate.events import StateChange
 from .audit_chain import AuditChain
 from .audit_ledger import insert_self_bound
@@ -74,7 +74,7 @@ class DuckDBVersions(LogAudit):
         # connection's lock, so a point read does not wait behind a write's read-decide-commit
         # (nor an index write). A commit updates the cache under both, in one hold: a reader sees
         # a commit's rows all or none.
-        self._cache_lock = threading.Lock()
+        self._cache_lock = ReadLock("the version log's cache")
         self._seq = int(db.one("SELECT coalesce(max(seq), 0) FROM memory_versions"))
 
     @contextmanager

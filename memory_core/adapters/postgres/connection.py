@@ -25,6 +25,8 @@ from typing import Any, Iterator, Sequence
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from ...ports.waiting import refuse_waiting
+
 # The advisory lock keys of this schema's writers (two int4 keys: the schema's oid and a purpose),
 # so two schemas in one database never wait for each other.
 WRITE_LOCK = 1
@@ -72,6 +74,7 @@ class WriteLock:
         self._held: Any = None  # the pool's context of the pinned connection
 
     def __enter__(self) -> "WriteLock":
+        refuse_waiting("the database's write lock")
         self._process.acquire()
         if self._depth == 0:
             try:
@@ -157,6 +160,7 @@ class PgConnection:
     def connection(self) -> Iterator[psycopg.Connection]:
         """The calling thread's pinned connection (under the write lock or in a transaction), or
         one from the pool for this call."""
+        refuse_waiting("the database")
         pinned = self._pinned()
         if pinned is not None:
             yield pinned
