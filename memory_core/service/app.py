@@ -38,9 +38,6 @@ from .direct import ServiceApp, direct
 from .guards import ServiceSettings, read_body
 from .state import (
     ANSWERED_ON_LOOP,
-    MODEL_HEADER,
-    RUN_HEADER,
-    SESSION_HEADER,
     ServiceState,
     error_response,
     json_response,
@@ -91,11 +88,7 @@ def tool_handler(state: ServiceState, op: Op) -> Handler:
                 f"{op.name}: {', '.join(local)} is a Python object and cannot cross the wire", field=local[0]
             )
         args = {name: decode_any(value) for name, value in body.items()}
-        headers = request.headers
-        identity = key.identity(
-            session=headers.get(SESSION_HEADER), run=headers.get(RUN_HEADER), model=headers.get(MODEL_HEADER)
-        )
-        tool = state.tool(identity, origin="memcore.service")
+        tool = state.request_tool(key, request)
 
         def call() -> Any:
             return getattr(tool, op.name)(**args)
@@ -143,11 +136,8 @@ async def _mcp_tool_source(state: ServiceState, request: Request) -> Callable[[]
     identity the key's, as for ``/v1``."""
     key = await state.authenticate(request)
     request.scope[KEY_SCOPE] = key  # for the access log (``_MeasuredAsgi``)
-    headers = request.headers
-    identity = key.identity(
-        session=headers.get(SESSION_HEADER), run=headers.get(RUN_HEADER), model=headers.get(MODEL_HEADER)
-    )
-    return lambda: state.tool(identity, origin="memcore.mcp")
+    tool = state.request_tool(key, request, origin="memcore.mcp")
+    return lambda: tool
 
 
 def _whoami(state: ServiceState) -> Handler:

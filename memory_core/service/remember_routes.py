@@ -23,7 +23,7 @@ from ..access import ApiKey, refuse_identity_fields
 from ..api.ops import TOOL_OPS
 from ..errors import InvalidInput
 from ..inputs import known_options
-from .state import MODEL_HEADER, RUN_HEADER, SESSION_HEADER, ServiceState
+from .state import ServiceState
 
 if TYPE_CHECKING:
     from .app import Handler
@@ -78,11 +78,7 @@ def register(app: FastAPI, state: ServiceState, measured: Measured, tool_handler
     async def context_get(request: Request, key: ApiKey) -> Response:
         refuse_identity_fields(request.query_params, "query")
         args = context_arguments(request.query_params)
-        headers = request.headers
-        identity = key.identity(
-            session=headers.get(SESSION_HEADER), run=headers.get(RUN_HEADER), model=headers.get(MODEL_HEADER)
-        )
-        tool = state.tool(identity, origin="memcore.service")
+        tool = state.request_tool(key, request)
         return await state.answer(lambda: tool.get_context(**args), TOOL_OPS["get_context"].returns)
 
     async def receipt_keys(request: Request, key: ApiKey) -> Response:

@@ -36,6 +36,7 @@ OP_THREADS = 40
 # Ops first tried on the event loop (``ServiceState.answer_now``): reads that change nothing and
 # are usually answered from memory in a fraction of what a worker thread's round trip costs.
 ANSWERED_ON_LOOP = frozenset({"get"})
+TOOLS_KEPT = 4096  # request tools kept (``request_tool``): one per key and provenance labels
 
 
 def json_bytes(payload: Any) -> bytes:
@@ -83,6 +84,7 @@ class ServiceState:
         self.webhooks: WebhookWorker | None = None  # the webhook delivery thread, while it serves
         self._running = 0
         self._idle = threading.Condition()
+        self._tools: dict[tuple[str | None, ...], MemoryTool] = {}
         self.loop_answers = 0  # ops answered on the event loop (``answer_now``), and those that
         self.loop_fallbacks = 0  # would have waited there and ran on a worker thread instead
         # The ops' threads (as many as anyio's default limit).
@@ -105,6 +107,20 @@ class ServiceState:
         """The Memory tool of one request's identity (built here rather than by ``Memory.for_run``,
         which a test may route to a remote tool: the service itself always runs in-process)."""
         return MemoryTool(self.memory, identity, origin)
+
+    def request_tool(self, key: ApiKey, request: Request, *, origin: str = "memcore.service") -> MemoryTool:
+        """The Memory tool of a request: its key's identity, labelled with the request's session,
+        run and model headers. Kept per key and labels (a tool holds its identity and nothing
+        else), so a key's next request builds none; the key itself is checked on every request."""
+        headers = request.headers
+        labels = (key.key_id, headers.get(SESSION_HEADER), headers.get(RUN_HEADER), headers.get(MODEL_HEADER), origin)
+        tool = self._tools.get(labels)
+        if tool is None:
+            if len(self._tools) >= TOOLS_KEPT:
+                self._tools.clear()
+            identity = key.identity(session=labels[1], run=labels[2], model=labels[3])
+            tool = self._tools[labels] = self.tool(identity, origin=origin)
+        return tool
 
     # -- running ops ---------------------------------------------------------------------------
 

@@ -225,6 +225,22 @@ def test_session_run_and_model_label_provenance_but_never_pick_the_owner(served)
     assert local.id == written.id
 
 
+def test_each_request_is_labelled_by_its_own_headers_and_a_revoked_key_is_refused_after(served):
+    """The service keeps a tool per key and labels: a key's requests with other labels write
+    their own provenance, and revoking the key refuses its next request all the same."""
+    memory, server, _, _ = served
+    token, record = memory.keys.create(tenant="acme", user="ana", agent="helper")
+    written = {}
+    for session in ("s1", "s2", "s1"):
+        with RemoteMemory(server.url, token, session=session, run=f"run-{session}") as remote:
+            written[session] = remote.tool().set(f"k-{session}", session).version.provenance
+    assert {(p.session, p.run) for p in written.values()} == {("s1", "run-s1"), ("s2", "run-s2")}
+    memory.keys.revoke(record.key_id)
+    with RemoteMemory(server.url, token, session="s1", run="run-s1") as remote:
+        with pytest.raises(Unauthenticated):
+            remote.call("/v1/get", {"key": "k-s1"})
+
+
 def test_the_index_is_written_between_requests(served):
     """The service's upkeep thread writes a set's index rows without waiting for a search, and a
     stop with upkeep disabled still leaves the index complete (the drain writes the queue)."""
