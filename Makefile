@@ -29,10 +29,12 @@ run: $(STAMP) $(DAGSTER_HOME)/dagster.yaml
 
 # The suite on two worker processes (pytest-xdist): every test has its own home, database or
 # schema, and the serial run took 21 minutes on two cores against 12 this way. 0: one process.
+# Each file's tests run on one worker, in order: a module's shared fixture (the fuzz's home, the
+# CLI's service) then sees them as a serial run does.
 PYTEST_WORKERS ?= 2
 
 test: $(STAMP) chromium lint
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 # Formatting and lint rules (ruff), then the import contracts between the layers (import-linter).
 lint: $(STAMP)

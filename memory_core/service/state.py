@@ -228,10 +228,14 @@ class ServiceState:
 
     # -- the access log ------------------------------------------------------------------------
 
+    @property
+    def logs_access(self) -> bool:
+        return access_log.isEnabledFor(logging.INFO)
+
     def log_access(self, request: Request, op: str, status: int, seconds: float, key: ApiKey | None) -> None:
         """One structured line per request: who, which op, how it ended and how long it took.
         Never an argument or a value."""
-        if not access_log.isEnabledFor(logging.INFO):
+        if not self.logs_access:
             return
         access_log.info(
             json.dumps(

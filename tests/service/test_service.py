@@ -208,9 +208,14 @@ def test_the_access_log_names_the_op_and_the_key_never_a_value(served, caplog):
     with caplog.at_level(logging.INFO, logger="memory_core.service.access"):
         with RemoteMemory(server.url, token) as remote:
             remote.tool().set("diagnosis", "a very private value")
-    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "memory_core.service.access"]
-    sets = [line for line in lines if line["op"] == "set"]
+        sets: list[dict] = []
+        deadline = time.monotonic() + 5
+        while not sets and time.monotonic() < deadline:  # the line is written once the answer is sent
+            lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "memory_core.service.access"]
+            sets = [line for line in lines if line["op"] == "set"]
+            time.sleep(0.01)
     assert sets and sets[0]["key_id"] == record.key_id and sets[0]["status"] == 200
+    assert sets[0]["ms"] > 0 and sets[0]["tenant"] == "acme"
     assert "a very private value" not in caplog.text and "diagnosis" not in caplog.text
 
 
