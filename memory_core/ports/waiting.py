@@ -44,38 +44,43 @@ def refuse_waiting(what: str) -> None:
         raise WouldWait(what)
 
 
-class ReadLock:
-    """A mutex around in-memory state, held briefly. Under ``without_waiting`` it is taken only
-    when free."""
+class _Lock:
+    """A lock named for the ``WouldWait`` it raises; let go as any lock."""
 
     __slots__ = ("_lock", "_what")
 
-    def __init__(self, what: str) -> None:
-        self._lock = threading.Lock()
+    def __init__(self, lock: Any, what: str) -> None:
+        self._lock = lock
         self._what = what
+
+    def __exit__(self, *exc: Any) -> None:
+        self._lock.release()
+
+
+class ReadLock(_Lock):
+    """A mutex around in-memory state, held briefly. Under ``without_waiting`` it is taken only
+    when free."""
+
+    __slots__ = ()
+
+    def __init__(self, what: str) -> None:
+        super().__init__(threading.Lock(), what)
 
     def __enter__(self) -> None:
         if not self._lock.acquire(blocking=False):
             refuse_waiting(self._what)
             self._lock.acquire()
 
-    def __exit__(self, *exc: Any) -> None:
-        self._lock.release()
 
-
-class StoreLock:
+class StoreLock(_Lock):
     """A re-entrant lock around a store's statements. Under ``without_waiting`` it is never taken:
     a statement costs milliseconds and may wait behind a write."""
 
-    __slots__ = ("_lock", "_what")
+    __slots__ = ()
 
     def __init__(self, what: str) -> None:
-        self._lock = threading.RLock()
-        self._what = what
+        super().__init__(threading.RLock(), what)
 
     def __enter__(self) -> None:
         refuse_waiting(self._what)
         self._lock.acquire()
-
-    def __exit__(self, *exc: Any) -> None:
-        self._lock.release()

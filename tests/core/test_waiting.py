@@ -10,31 +10,9 @@ import pytest
 
 from memory_core import FixedClock, Memory
 from memory_core.adapters.embedders import HashingEmbedder
-from memory_core.identity import Identity
 from memory_core.ports.waiting import ReadLock, StoreLock, WouldWait, without_waiting
 from tests.conftest import T0, store_snapshot
-
-ANA = Identity(tenant="acme", user="ana", agent="helper")
-BOB = Identity(tenant="acme", user="bob", agent="helper")
-
-
-class Held:
-    """A lock held by another thread until ``release``."""
-
-    def __init__(self, lock) -> None:
-        self._taken, self._done = threading.Event(), threading.Event()
-        self._thread = threading.Thread(target=self._hold, args=(lock,), daemon=True)
-        self._thread.start()
-        assert self._taken.wait(5)
-
-    def _hold(self, lock) -> None:
-        with lock:
-            self._taken.set()
-            self._done.wait(10)
-
-    def release(self) -> None:
-        self._done.set()
-        self._thread.join(5)
+from tests.waiting_home import ANA, BOB, Held, home_with_facts
 
 
 def test_a_read_lock_is_taken_when_free_and_refused_when_held_elsewhere():
@@ -79,14 +57,8 @@ def test_without_waiting_ends_with_its_block_and_on_its_own_thread():
         pass
 
 
-def _home_with_facts(path) -> None:
-    with Memory.open(path, clock=FixedClock(T0), embedder=HashingEmbedder()) as memory:
-        memory.for_run(ANA).set("city", "Lisbon")
-        memory.for_run(BOB).set("city", "Porto")
-
-
 def test_a_get_held_in_memory_answers_without_waiting_as_it_does_with_waiting(tmp_path):
-    _home_with_facts(tmp_path / "home")
+    home_with_facts(tmp_path / "home")
     with Memory.open(tmp_path / "home", clock=FixedClock(T0), embedder=HashingEmbedder()) as memory:
         ana = memory.for_run(ANA)
         waited = ana.get("city")  # loads ana's namespace
@@ -98,7 +70,7 @@ def test_a_get_held_in_memory_answers_without_waiting_as_it_does_with_waiting(tm
 
 
 def test_a_get_that_would_read_the_store_raises_would_wait_and_changes_nothing(tmp_path):
-    _home_with_facts(tmp_path / "home")
+    home_with_facts(tmp_path / "home")
     with Memory.open(tmp_path / "home", clock=FixedClock(T0), embedder=HashingEmbedder()) as memory:
         before = store_snapshot(memory)
         bob = memory.for_run(BOB)
@@ -112,7 +84,7 @@ def test_a_get_that_would_read_the_store_raises_would_wait_and_changes_nothing(t
 
 
 def test_a_get_held_in_memory_does_not_wait_behind_a_write_holding_the_store(tmp_path):
-    _home_with_facts(tmp_path / "home")
+    home_with_facts(tmp_path / "home")
     with Memory.open(tmp_path / "home", clock=FixedClock(T0), embedder=HashingEmbedder()) as memory:
         ana = memory.for_run(ANA)
         ana.get("city")
@@ -130,7 +102,7 @@ def test_over_postgresql_every_get_reads_the_database_so_none_is_answered_withou
     from tests.pg import on_postgres
 
     with on_postgres():
-        _home_with_facts(tmp_path / "home")
+        home_with_facts(tmp_path / "home")
         with Memory.open(tmp_path / "home", clock=FixedClock(T0), embedder=HashingEmbedder()) as memory:
             ana = memory.for_run(ANA)
             assert ana.get("city").value == "Lisbon"

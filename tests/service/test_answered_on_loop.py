@@ -12,13 +12,10 @@ import httpx
 from memory_core import FixedClock, Memory
 from memory_core.adapters.embedders import HashingEmbedder
 from memory_core.api.ops import READ_OPS
-from memory_core.identity import Identity
 from memory_core.service import ThreadedServer
 from memory_core.service.state import ANSWERED_ON_LOOP
 from tests.conftest import T0
-
-ANA = Identity(tenant="acme", user="ana", agent="helper")
-BOB = Identity(tenant="acme", user="bob", agent="helper")
+from tests.waiting_home import Held, home_with_facts
 
 
 def _counters(url: str) -> tuple[int, int]:
@@ -33,18 +30,12 @@ def _get(url: str, token: str, **body) -> httpx.Response:
     return httpx.post(f"{url}/v1/get", headers={"Authorization": f"Bearer {token}"}, json=body, timeout=10)
 
 
-def _home_with_facts(path) -> None:
-    with Memory.open(path, clock=FixedClock(T0), embedder=HashingEmbedder()) as memory:
-        memory.for_run(ANA).set("city", "Lisbon")
-        memory.for_run(BOB).set("city", "Porto")
-
-
 def test_only_ops_that_change_nothing_are_tried_on_the_event_loop():
     assert ANSWERED_ON_LOOP <= READ_OPS
 
 
 def test_a_get_in_memory_is_answered_on_the_loop_and_one_that_would_wait_on_a_worker(tmp_path):
-    _home_with_facts(tmp_path / "home")
+    home_with_facts(tmp_path / "home")
     with Memory.open(tmp_path / "home", clock=FixedClock(T0), embedder=HashingEmbedder()) as memory:
         ana, _ = memory.keys.create(tenant="acme", user="ana", agent="helper")
         with ThreadedServer(memory) as server:
@@ -63,7 +54,7 @@ def test_a_get_in_memory_is_answered_on_the_loop_and_one_that_would_wait_on_a_wo
 
 
 def test_a_get_in_memory_is_answered_while_a_write_holds_the_store(tmp_path):
-    _home_with_facts(tmp_path / "home")
+    home_with_facts(tmp_path / "home")
     with Memory.open(tmp_path / "home", clock=FixedClock(T0), embedder=HashingEmbedder()) as memory:
         ana, _ = memory.keys.create(tenant="acme", user="ana", agent="helper")
         bob, _ = memory.keys.create(tenant="acme", user="bob", agent="helper")
@@ -71,16 +62,7 @@ def test_a_get_in_memory_is_answered_while_a_write_holds_the_store(tmp_path):
             for token in (ana, bob):  # each key looked up once (that reads the store)
                 httpx.get(f"{server.url}/v1/whoami", headers={"Authorization": f"Bearer {token}"})
             _get(server.url, ana, key="city")  # ana's namespace in memory; bob's not yet
-            taken, done = threading.Event(), threading.Event()
-
-            def write_under_way() -> None:
-                with memory.session.versions.locked():
-                    taken.set()
-                    done.wait(10)
-
-            holder = threading.Thread(target=write_under_way)
-            holder.start()
-            assert taken.wait(5)
+            held = Held(memory.session.versions.locked())  # a write's read-decide-commit under way
             bobs: list[httpx.Response] = []
             waiting = threading.Thread(target=lambda: bobs.append(_get(server.url, bob, key="city")))
             try:
@@ -89,8 +71,7 @@ def test_a_get_in_memory_is_answered_while_a_write_holds_the_store(tmp_path):
                 waiting.join(0.2)
                 assert waiting.is_alive()  # bob's get needs the store: it waits, on a worker
             finally:
-                done.set()
-                holder.join(5)
+                held.release()
             waiting.join(10)
     assert answered.json()["result"]["value_json"] == '"Lisbon"'
     assert bobs and bobs[0].json()["result"]["value_json"] == '"Porto"'
