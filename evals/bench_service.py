@@ -5,9 +5,9 @@ tenants is built once and cached by size and embedder (``--home``); each run wor
 An API key per client identity is made before the service starts. Then, on the copy:
 
 0. the host's floor (``--no-floor`` skips it): a bare ASGI app under uvicorn answering every
-   request at once, reached by get-shaped ``httpx`` requests at the runs' pacing, 1 client then
-   ``--clients``, ``--baseline-seconds`` each; each get overhead target is then split into this
-   floor and the memory stack's own share (``service_load/floor.py``);
+   request at once, reached by get-shaped requests through ``RemoteMemory``'s wire at the runs'
+   pacing, 1 client then ``--clients``, ``--baseline-seconds`` each; each get overhead target is
+   then split into this floor and the memory stack's own share (``service_load/floor.py``);
 1. in-process baselines, the service not running: the same client loop on ``Memory.open``'s tool,
    one thread, then ``--clients`` threads, ``--baseline-seconds`` each, the library set up as the
    service sets it up (the index prewarmed, the process tuned, an upkeep thread), so that the

@@ -1,6 +1,7 @@
 """The host's floor for one request: the same HTTP round trip as a ``get`` through the service, to
 a bare ASGI app that does nothing (uvicorn with the service's settings, the same body and headers
-sent by an ``httpx`` client, as ``RemoteMemory`` sends them), at the same pacing and client count.
+sent through ``RemoteMemory``'s own wire, ``memory_core.client.connections``), at the same pacing
+and client count.
 What is left of the service's overhead once the floor is taken out is the memory stack's own
 (authentication, JSON and wire forms, the worker thread, the client's argument checks); the floor
 itself is the host's: the Python HTTP client and server and the wake-ups of idle processes on
@@ -65,7 +66,7 @@ class BareServer:
 def floor_loop(url: str, token: str, plan: dict, seconds: float, go: Any = None) -> dict[str, Any]:
     """``client_loop``'s pacing and timing with every op a get-shaped POST to the bare app: its
     result has ``client_loop``'s fields, so ``clients.combine`` reads it."""
-    import httpx
+    from memory_core.client.connections import ConnectionPool, json_body
 
     latency: dict[str, list[float]] = {"get": [], "set": [], "recall": []}
     begun: dict[str, list[float]] = {"get": [], "set": [], "recall": []}
@@ -73,8 +74,9 @@ def floor_loop(url: str, token: str, plan: dict, seconds: float, go: Any = None)
     rate = float(plan.get("rate") or 0.0)
     pace = random.Random(plan["seed"] + 7919)
     errors: dict[str, int] = {}
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
-        http.post("/v1/get", json={"key": "fact0"})  # the connection opened before the clock starts
+    wire = ConnectionPool(url, {"Authorization": f"Bearer {token}"}, timeout=60)
+    try:
+        wire.request("POST", "/v1/get", json_body({"key": "fact0"}))  # the connection opened before the clock
         if go is not None:
             go.wait()
         started, cpu = time.perf_counter(), time.process_time()
@@ -90,14 +92,16 @@ def floor_loop(url: str, token: str, plan: dict, seconds: float, go: Any = None)
             n += 1
             t0 = due if rate else time.perf_counter()
             late["get"].append((time.perf_counter() - t0) * 1000)
-            response = http.post("/v1/get", json={"key": f"fact{n % 100}"})
-            response.json()
+            answer = wire.request("POST", "/v1/get", json_body({"key": f"fact{n % 100}"}))
+            json.loads(answer.body)
             latency["get"].append((time.perf_counter() - t0) * 1000)
             begun["get"].append(t0 - started)
-            if response.status_code != 200:
-                errors[str(response.status_code)] = errors.get(str(response.status_code), 0) + 1
+            if answer.status != 200:
+                errors[str(answer.status)] = errors.get(str(answer.status), 0) + 1
             if rate:
                 due += pace.expovariate(rate)
+    finally:
+        wire.close()
     return {
         "client": plan["client"],
         "latency_ms": latency,

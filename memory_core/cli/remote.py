@@ -68,7 +68,7 @@ def connect(args: argparse.Namespace, url: str, key: str | None) -> Iterator[Rem
         raise Unauthenticated(
             f"the memory service at {url} needs an API key: --key or MEMCORE_KEY (memcore keys create makes one)"
         )
-    from ..client import RemoteMemory  # httpx: imported only by a command that calls a service
+    from ..client import RemoteMemory  # imported only by a command that calls a service
 
     with RemoteMemory(url, key, session=args.session, run=args.run, model=args.model) as remote:
         yield remote

@@ -14,10 +14,9 @@ The caller's identity is the key's; ``session`` and ``run`` label the provenance
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any, Callable, Mapping
 from urllib.parse import quote
-
-import httpx
 
 from ..api.ops import LOCAL_ONLY, TOOL_OPS, Op
 from ..api.tool import MemoryTool
@@ -31,6 +30,7 @@ from ..resolver.actions import PassReport
 from ..values import canonical_json
 from ..webhooks import Webhook
 from ..wire import decode, decode_any, encode, raise_error
+from .connections import Answer, ConnectionPool, HttpxWire, Unanswered, json_body, query_string
 
 SESSION_HEADER = "X-Memcore-Session"
 RUN_HEADER = "X-Memcore-Run"
@@ -50,7 +50,7 @@ class RemoteMemory:
         session: str | None = None,
         run: str | None = None,
         model: str | None = None,
-        transport: httpx.BaseTransport | None = None,
+        transport: Any = None,
     ) -> None:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise InvalidInput(f"the service URL must be http(s)://host:port, got {url!r}", field="url")
@@ -65,35 +65,45 @@ class RemoteMemory:
             headers[MODEL_HEADER] = model
         self.url = url.rstrip("/")
         self.session, self.run, self.model = session, run, model
-        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
+        # The standard library's keep-alive connections; an ``httpx`` transport sends through httpx.
+        self._wire = (
+            ConnectionPool(self.url, headers, timeout)
+            if transport is None
+            else HttpxWire(self.url, headers, timeout, transport)
+        )
 
     # -- the wire ------------------------------------------------------------------------------
 
     def call(self, path: str, body: Mapping[str, Any] | None = None, *, method: str = "POST") -> Any:
         """One request; its ``result`` in wire form, or the typed error the service answered."""
+        if method == "GET":
+            answer = self._send("GET", path + query_string(body))
+        else:
+            answer = self._send(method, path, json_body(body))
         try:
-            if method == "GET":
-                response = self._http.get(path, params=dict(body or {}))
-            else:
-                response = self._http.request(method, path, json=dict(body or {}))
-        except httpx.TimeoutException:
-            raise ServiceUnavailable(f"the memory service at {self.url} did not answer in time", url=self.url) from None
-        except httpx.HTTPError as exc:
-            raise ServiceUnavailable(
-                f"the memory service at {self.url} could not be reached ({type(exc).__name__})", url=self.url
-            ) from None
-        try:
-            doc = response.json()
+            doc = json.loads(answer.body)
         except ValueError:
             doc = None
-        if response.status_code >= 400 or not isinstance(doc, dict) or "result" not in doc:
-            raise_error(doc if isinstance(doc, dict) else {}, response.status_code)
+        if answer.status >= 400 or not isinstance(doc, dict) or "result" not in doc:
+            raise_error(doc if isinstance(doc, dict) else {}, answer.status)
         return doc["result"]
+
+    def _send(self, method: str, path: str, body: bytes | None = None) -> Answer:
+        try:
+            return self._wire.request(method, path, body)
+        except Unanswered as exc:
+            if exc.timed_out:
+                raise ServiceUnavailable(
+                    f"the memory service at {self.url} did not answer in time", url=self.url
+                ) from None
+            raise ServiceUnavailable(
+                f"the memory service at {self.url} could not be reached ({exc.reason})", url=self.url
+            ) from None
 
     def health(self) -> dict[str, Any]:
         try:
-            return self._http.get("/healthz").json()
-        except (httpx.HTTPError, ValueError):
+            return json.loads(self._send("GET", "/healthz").body)
+        except ValueError:
             raise ServiceUnavailable(f"the memory service at {self.url} could not be reached", url=self.url) from None
 
     def whoami(self) -> dict[str, Any]:
@@ -290,7 +300,7 @@ class RemoteMemory:
     # -- lifetime ------------------------------------------------------------------------------
 
     def close(self) -> None:
-        self._http.close()
+        self._wire.close()
 
     def __enter__(self) -> "RemoteMemory":
         return self
