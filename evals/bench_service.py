@@ -8,6 +8,7 @@ An API key per client identity is made before the service starts. Then, on the c
    request at once, reached by get-shaped requests through ``RemoteMemory``'s wire at the runs'
    pacing, 1 client then ``--clients``, ``--baseline-seconds`` each; each get overhead target is
    then split into this floor and the memory stack's own share (``service_load/floor.py``);
+   ``--floor-httpx`` adds the N-client floor through ``httpx`` (the wire the client used before);
 1. in-process baselines, the service not running: the same client loop on ``Memory.open``'s tool,
    one thread, then ``--clients`` threads, ``--baseline-seconds`` each, the library set up as the
    service sets it up (the index prewarmed, the process tuned, an upkeep thread), so that the
@@ -101,6 +102,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--no-access-log", action="store_true", help="serve without the access log")
     parser.add_argument("--no-floor", action="store_true", help="skip the bare HTTP round trip (the host's floor)")
     parser.add_argument(
+        "--floor-httpx",
+        action="store_true",
+        help="also the N-client bare round trip through httpx (RemoteMemory(transport=...)'s wire)",
+    )
+    parser.add_argument(
         "--switch-interval",
         type=float,
         help="an experiment: sys.setswitchinterval(S) in the service process (Python's default 0.005)",
@@ -137,6 +143,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         keep=args.keep,
         rate=args.rate,
         floor=not args.no_floor,
+        floor_httpx=args.floor_httpx and not args.no_floor,
     )
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out_path = args.out or Path(tempfile.gettempdir()) / f"bench_service-{stamp}.json"

@@ -65,8 +65,9 @@ class BareServer:
 
 def floor_loop(url: str, token: str, plan: dict, seconds: float, go: Any = None) -> dict[str, Any]:
     """``client_loop``'s pacing and timing with every op a get-shaped POST to the bare app: its
-    result has ``client_loop``'s fields, so ``clients.combine`` reads it."""
-    from memory_core.client.connections import ConnectionPool, json_body
+    result has ``client_loop``'s fields, so ``clients.combine`` reads it. ``plan["wire"]``:
+    ``client`` (``RemoteMemory``'s own, the default) or ``httpx`` (``RemoteMemory(transport=)``'s)."""
+    from memory_core.client.connections import ConnectionPool, HttpxWire, json_body
 
     latency: dict[str, list[float]] = {"get": [], "set": [], "recall": []}
     begun: dict[str, list[float]] = {"get": [], "set": [], "recall": []}
@@ -74,7 +75,13 @@ def floor_loop(url: str, token: str, plan: dict, seconds: float, go: Any = None)
     rate = float(plan.get("rate") or 0.0)
     pace = random.Random(plan["seed"] + 7919)
     errors: dict[str, int] = {}
-    wire = ConnectionPool(url, {"Authorization": f"Bearer {token}"}, timeout=60)
+    headers = {"Authorization": f"Bearer {token}"}
+    if plan.get("wire", "client") == "httpx":
+        import httpx
+
+        wire: Any = HttpxWire(url, headers, 60, httpx.HTTPTransport())
+    else:
+        wire = ConnectionPool(url, headers, timeout=60)
     try:
         wire.request("POST", "/v1/get", json_body({"key": "fact0"}))  # the connection opened before the clock
         if go is not None:

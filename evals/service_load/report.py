@@ -79,6 +79,7 @@ def run_labels(settings: Settings) -> dict[str, str]:
     return {
         "floor_1": "bare HTTP floor, 1 client",
         "floor_n": f"bare HTTP floor, {clients} clients{pace}",
+        "floor_n_httpx": f"bare HTTP floor through httpx, {clients} clients{pace}",
         "inproc_1": "in-process, 1 thread",
         "inproc_n": f"in-process, {clients} threads{pace}",
         "http_1": "HTTP, 1 client",

@@ -43,6 +43,7 @@ class Settings:
     keep: bool
     rate: float = 0.0  # ops/s per client in the N-client runs (0: closed loop)
     floor: bool = True  # first, the bare round trip at 1 and N clients (``floor``)
+    floor_httpx: bool = False  # and the N-client one again through httpx (the wire the client left)
     upkeep_interval: float | None = None  # the service's (and the baselines' upkeep); None: the default
 
 
@@ -64,15 +65,19 @@ def paced(rate: float) -> str:
 
 def run_floor(settings: Settings, per_user: list[int], log) -> dict[str, dict]:
     """The bare round trip (``floor``): 1 client in a closed loop, then N clients at the N-client
-    runs' pacing, each for the baseline length, against one bare app."""
+    runs' pacing, each for the baseline length, against one bare app; with ``floor_httpx``, the N
+    clients again through ``httpx`` (``floor_n_httpx``)."""
     clients, base_s = settings.clients, settings.baseline_s
     server = BareServer()
     keys = [{"token": "mck_floor"}] * clients  # the bare app checks nothing: a key-shaped header
     runs: dict[str, dict] = {}
     try:
-        for name, count in (("floor_1", 1), ("floor_n", clients)):
+        floors = [("floor_1", 1), ("floor_n", clients)] + ([("floor_n_httpx", clients)] if settings.floor_httpx else [])
+        for name, count in floors:
             rate = settings.rate if count > 1 else 0.0
             plans = [client_plan(c, clients, per_user, name, {"get": 1.0}, settings.seed, rate) for c in range(clients)]
+            for plan in plans:
+                plan["wire"] = "httpx" if name == "floor_n_httpx" else "client"
             log(f"bare HTTP floor, {count} client(s), {base_s:g} s{paced(rate)} ...")
             runs[name] = run_http(server.url, keys, plans, base_s, count, "process", floor=True)
             runs[name]["acked"] = []

@@ -27,6 +27,7 @@ def test_quick_run_has_no_errors_and_loses_no_write(tmp_path):
             "--out",
             str(out),
             "--quiet",
+            "--floor-httpx",
         ]
     )
     assert report["targets"]["zero errors"]["pass"], report["runs"]
@@ -42,3 +43,6 @@ def test_quick_run_has_no_errors_and_loses_no_write(tmp_path):
     for run, split in report["floor"].items():
         assert split["floor_ms"] > 0 and abs(split["added_ms"] - split["floor_ms"] - split["stack_ms"]) < 1e-9, run
     assert set(report["floor"]) == {"http_1", "http_n_window"}
+    # and once more through httpx, the wire RemoteMemory(transport=...) takes
+    assert report["runs"]["floor_n_httpx"]["clients"] == 2 and report["runs"]["floor_n_httpx"]["error_count"] == 0
+    assert report["runs"]["floor_n_httpx"]["ops"] > 0
