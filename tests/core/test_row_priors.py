@@ -98,8 +98,9 @@ def test_a_turn_in_the_session_of_the_best_match_ranks_first_and_says_why(indexe
     for n in range(6):
         tool("other").set(f"o{n + 2}", f"unrelated chatter number {n} about lunch", kind="note", subject="Ana")
     # One index layout in both faces: BM25 scores rows its index covers apart from those it does
-    # not, and the served face's upkeep folds fragments on its own time (this ranking flipped with it).
-    indexed_memory.flush()
+    # not, and the served face's upkeep folds fragments on its own time (this ranking flipped with
+    # it). Optimized, every row is under the indexes.
+    indexed_memory.projector.optimize()
     result = tool(None).recall("cabin by the lake for the trip")
     keys = [h.key for h in result.hits]
     assert keys.index("t2") < keys.index("o1")  # same words; t2's session holds the best match
