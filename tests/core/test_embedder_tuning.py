@@ -21,6 +21,7 @@ from memory_core.adapters.embedder_tuning import (
 from memory_core.adapters.embedders import make_embedder
 from memory_core.cli import main
 from memory_core.errors import InvalidInput
+from tests.optional import require
 
 pairs_strategy = st.lists(
     st.builds(
@@ -92,7 +93,7 @@ PAIRS = [
 
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory):
-    pytest.importorskip("sentence_transformers", reason="tuning needs the embeddings extra")
+    require("sentence_transformers", "tuning needs the embeddings extra")
     steps = TuningSettings(epochs=3, batch_size=4, learning_rate=1e-4)
     return tune_minilm(PAIRS, tmp_path_factory.mktemp("models") / "tuned", steps), steps
 

@@ -23,6 +23,7 @@ from evals.locomo_tuned import (
 from memory_core.adapters.embedder_tuning import pairs_digest
 from memory_core.adapters.embedders import make_embedder
 from tests.fixtures.locomo_fixture import write_locomo_fixture
+from tests.optional import require
 
 
 @pytest.fixture
@@ -55,7 +56,7 @@ def test_hard_negatives_are_turns_of_the_conversation_that_are_not_the_evidence(
 
 
 def test_each_half_is_asked_of_the_model_tuned_on_the_other(tmp_path, two_conversations):
-    pytest.importorskip("sentence_transformers", reason="tuning needs the embeddings extra")
+    require("sentence_transformers", "tuning needs the embeddings extra")
     spec = RunSpec("tuned", CROSS_FITTED, None, DOCUMENTED)
     (result,) = run_locomo(two_conversations, [spec], tmp_path / "work", tmp_path / "models")
     first, second = split_halves(two_conversations)
@@ -81,7 +82,7 @@ def test_each_half_is_asked_of_the_model_tuned_on_the_other(tmp_path, two_conver
 
 
 def test_the_choice_of_tuning_is_made_inside_each_training_half(tmp_path, two_conversations):
-    pytest.importorskip("sentence_transformers", reason="tuning needs the embeddings extra")
+    require("sentence_transformers", "tuning needs the embeddings extra")
     from evals.locomo_tuning_choice import inner_scores
 
     four = [dataclasses.replace(two_conversations[0], sample_id=f"fixture-{n}") for n in range(1, 5)]
