@@ -76,8 +76,9 @@ def run_floor(settings: Settings, per_user: list[int], log) -> dict[str, dict]:
         for name, count in floors:
             rate = settings.rate if count > 1 else 0.0
             plans = [client_plan(c, clients, per_user, name, {"get": 1.0}, settings.seed, rate) for c in range(clients)]
-            for plan in plans:
-                plan["wire"] = "httpx" if name == "floor_n_httpx" else "client"
+            if name == "floor_n_httpx":
+                for plan in plans:
+                    plan["wire"] = "httpx"  # else RemoteMemory's own (``floor.floor_loop``)
             log(f"bare HTTP floor, {count} client(s), {base_s:g} s{paced(rate)} ...")
             runs[name] = run_http(server.url, keys, plans, base_s, count, "process", floor=True)
             runs[name]["acked"] = []

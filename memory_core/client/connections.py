@@ -64,6 +64,7 @@ class ConnectionPool:
         self._host, self._port = parts.hostname or "", parts.port
         self._prefix = parts.path.rstrip("/")
         self._headers = dict(headers)
+        self._json_headers = {**self._headers, "Content-Type": "application/json"}  # a request with a body
         self._timeout = timeout
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
@@ -72,7 +73,7 @@ class ConnectionPool:
     def request(self, method: str, path: str, body: bytes | None = None) -> Answer:
         """Send one request (``path`` with its query) and read its whole answer."""
         connection = self._take()
-        headers = self._headers if body is None else {**self._headers, "Content-Type": "application/json"}
+        headers = self._headers if body is None else self._json_headers
         try:
             connection.request(method, self._prefix + path, body=body, headers=headers)
             response = connection.getresponse()
