@@ -14,6 +14,7 @@ Over a shared authority the lock first catches up with the other writers (``foll
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain
@@ -172,7 +173,12 @@ class Session:
                 "open it with embedder='static' (or minilm, openai, hashing)"
             )
         if self._index is None:
-            with self._building:
+            # Over a shared authority, built under the store's lock (taken before ``_building``, the
+            # order a commit that builds the index takes them in): the index reads how far the
+            # log is (its horizon) as it opens, and a row another replica commits after that
+            # must find the index built for the follower to replay it into.
+            following = self.versions.locked() if self.follower is not None else nullcontext()
+            with following, self._building:
                 if self._index is None:
                     self._index = self._open_index(self)
         return self._index

@@ -197,6 +197,11 @@ class IndexProjector(IndexMending):
         hand_over = new_rows is None or not new_rows.count
         self.index.wait_for_fold()  # not behind a fold while holding the store's lock (when we can)
         with self.versions.locked():
+            if self.follow is not None:
+                # Again under the lock: another replica may have committed since the catch-up
+                # above, and the watermark below covers its rows, so they must be in the queue
+                # (a restart replays only what lies past the stored watermark).
+                self.follow()
             self._catch_up()
             taken, watermark = self._enqueued, self.versions.last_seq
             states = list(self._pending.values())
