@@ -117,7 +117,20 @@ class LanceIndex(SearchStructures):
             with self._opening:  # a search and a write may ask first at once: open it once
                 if self._table is None and TABLE in self._db.list_tables().tables:
                     self._table = self._db.open_table(TABLE)
+                    # Appends an earlier process left unfolded count toward the folds' thresholds.
+                    # Not under ``_served.lock``, which a writer may hold here: a count for those
+                    # thresholds, and the fold reads the table itself (``compact_small``).
+                    left = self._small_fragments() - 1
+                    if left > self._served.appends:
+                        self._served.appends = left
         return self._table
+
+    def _small_fragments(self) -> int:
+        """Fragments of the latest version below ``SMALL_FRAGMENT_ROWS`` rows: appends not folded
+        yet, by this process or an earlier one (a home written by one ``memcore set`` after
+        another holds one per write)."""
+        fragments = self._source.latest().dataset.get_fragments()
+        return sum(1 for f in fragments if f.metadata.physical_rows < SMALL_FRAGMENT_ROWS)
 
     def _data(self, rows: pa.Table | Sequence[dict[str, Any]]) -> pa.Table:
         return rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(list(rows), schema=self._schema)
@@ -219,7 +232,10 @@ class LanceIndex(SearchStructures):
         0.1 s for 60 fragments at 100k rows, where a full compaction took 2.8 s. Not under the
         served lock: the versions before and after a fold hold the same rows, so the published
         ``Served`` fits either."""
-        if self._served.appends <= 1:  # one fragment has nothing to be folded with
+        # One small fragment has nothing to be folded with. The count of appends since the last
+        # fold cannot tell alone: one append beside the unfolded ones of an earlier process, or
+        # of flushes that each found one, is not one small fragment.
+        if self._served.appends <= 1 and self._small_fragments() <= 1:
             self._served.appends = 0
             return
         self._not_folding.clear()
