@@ -15,4 +15,15 @@ def require(module: str, why: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        pytest.skip(f"{why} (import {module}: {type(exc).__name__}: {exc})")
+        pytest.skip(f"{why} (import {module}: {_chain(exc)})")
+
+
+def _chain(exc: BaseException) -> str:
+    """The error and what raised it, innermost last: a lazy import (``transformers``) wraps the
+    error that stopped it in one that only names the attribute it was loading."""
+    said = []
+    seen: BaseException | None = exc
+    while seen is not None and len(said) < 4:
+        said.append(f"{type(seen).__name__}: {seen}")
+        seen = seen.__cause__ or seen.__context__
+    return " <- ".join(said)

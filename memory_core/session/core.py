@@ -14,7 +14,6 @@ Over a shared authority the lock first catches up with the other writers (``foll
 from __future__ import annotations
 
 import threading
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain
@@ -56,7 +55,7 @@ from ..write.tenant_config import WriteConfig, config_from_stored
 from .conversations import Conversations
 from .entities import GraphEntities
 from .events import write_events
-from .follow import follow_authority
+from .follow import follow_authority, index_opening
 from .graph import follow_graph
 from .holds import refuse_held
 from .peer_cache import keep_peers, peer_vectors_of
@@ -173,12 +172,7 @@ class Session:
                 "open it with embedder='static' (or minilm, openai, hashing)"
             )
         if self._index is None:
-            # Over a shared authority, built under the store's lock (taken before ``_building``, the
-            # order a commit that builds the index takes them in): the index reads how far the
-            # log is (its horizon) as it opens, and a row another replica commits after that
-            # must find the index built for the follower to replay it into.
-            following = self.versions.locked() if self.follower is not None else nullcontext()
-            with following, self._building:
+            with index_opening(self), self._building:
                 if self._index is None:
                     self._index = self._open_index(self)
         return self._index

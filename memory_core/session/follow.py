@@ -16,8 +16,8 @@ the position I saw" never skips a transaction that was still open when I looked.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterator, Sequence
 
 from ..identity import Namespace, Scope
 from ..ports import ChangeFeed, VersionLog
@@ -105,6 +105,14 @@ def follow_authority(session: "Session") -> AuthorityFollower | None:
                 index.replay([s.fact_id for states in session.versions.namespace_states(ns).values() for s in states])
 
     return AuthorityFollower(feed, session.versions, on_foreign)
+
+
+def index_opening(session: "Session") -> ContextManager[None]:
+    """What the retrieval index is opened under: over a shared authority, the store's lock (taken
+    before the session's ``_building``, the order a commit that opens the index takes them in).
+    The index reads how far the log is as it opens (its horizon); a row another replica commits
+    after that must find the index open, or the follower would have nothing to replay it into."""
+    return session.versions.locked() if session.follower is not None else nullcontext()
 
 
 SCOPES = frozenset(s.value for s in Scope)
