@@ -45,6 +45,23 @@ def bootstrap_ci(
     return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
 
 
+def quantile_interval(values: Sequence[float], q: float, *, level: float = 0.95) -> tuple[float, float] | None:
+    """A distribution-free interval for the ``q`` quantile of what ``values`` sample: the order
+    statistics between which the true quantile lies with probability ``level`` (the count of
+    samples below it is Binomial(n, q); Hahn & Meeker, Statistical Intervals, 2nd ed., 5.2).
+    None when the sample is too small for the interval to lie within it (a p95 needs 72 values)."""
+    n = len(values)
+    if n == 0:
+        return None
+    alpha = (1 - level) / 2
+    lower = int(stats.binom.ppf(alpha, n, q))  # 1-based rank of the lower bound
+    upper = int(stats.binom.ppf(1 - alpha, n, q)) + 1
+    if lower < 1 or upper > n:
+        return None
+    ordered = sorted(values)
+    return float(ordered[lower - 1]), float(ordered[upper - 1])
+
+
 def mcnemar_exact(a_right: Sequence[bool], b_right: Sequence[bool]) -> dict[str, float]:
     """Exact McNemar test on paired outcomes: a two-sided binomial test on the discordant pairs."""
     if len(a_right) != len(b_right):

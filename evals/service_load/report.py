@@ -129,11 +129,12 @@ def judge(runs: dict[str, dict], outcome: Outcome, settings: Settings) -> tuple[
             )
     results["floor"] = floor_split(runs, loaded, verdict_lines)
     for run, who in (("http_n", f"{clients} clients"), ("http_1", "1 client")):
+        recall = runs[run]["per_op"].get("recall", {})
         target(
             f"recall p95 through HTTP <= {TARGET_RECALL_P95_MS:g} ms ({who}, {settings.facts:,} facts)",
-            runs[run]["per_op"].get("recall", {}).get("p95_ms"),
+            recall.get("p95_ms"),
             TARGET_RECALL_P95_MS,
-            "{:.2f} ms",
+            "{:.2f} ms" + interval_text(recall),
         )
     errors_total = sum(r["error_count"] for r in outcome.chronological)
     results["zero errors"] = {"value": errors_total, "pass": errors_total == 0}
@@ -150,6 +151,16 @@ def judge(runs: dict[str, dict], outcome: Outcome, settings: Settings) -> tuple[
     )
     results["service stopped cleanly"] = {"value": stopped["returncode"], "pass": stopped["clean"]}
     return results, verdict_lines
+
+
+def interval_text(figures: dict[str, Any]) -> str:
+    """Where the true p95 lies, from this many ops: a verdict inside the interval's span is
+    within what the sample can tell."""
+    interval = figures.get("p95_interval_ms")
+    if not figures or interval is None:
+        return ""
+    low, high = interval
+    return f" (95% interval of the p95 from {figures['n']} recalls: {low:.2f} to {high:.2f} ms)"
 
 
 def floor_split(runs: dict[str, dict], loaded: str, lines: list[str]) -> dict[str, Any]:

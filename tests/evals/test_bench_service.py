@@ -38,6 +38,12 @@ def test_quick_run_has_no_errors_and_loses_no_write(tmp_path):
         assert report["runs"][run]["ops"] > 0
     assert report["runs"]["http_n"]["clients"] == 2
     assert json.loads(out.read_text())["facts"] == 500
+    # each p95 comes with its interval (None: too few ops for one)
+    for run in ("inproc_1", "http_1", "http_n"):
+        for op, figures in report["runs"][run]["per_op"].items():
+            interval = figures["p95_interval_ms"]
+            assert (interval is None) == (figures["n"] < 72), (run, op, figures)
+            assert interval is None or interval[0] <= figures["p95_ms"] <= interval[1]
     # The bare round trip ran at both concurrencies, and each get's overhead is split against it.
     assert report["runs"]["floor_n"]["clients"] == 2 and report["runs"]["floor_n"]["error_count"] == 0
     for run, split in report["floor"].items():
