@@ -157,7 +157,7 @@ def interval_text(figures: dict[str, Any]) -> str:
     """Where the true p95 lies, from this many ops: a verdict inside the interval's span is
     within what the sample can tell."""
     interval = figures.get("p95_interval_ms")
-    if not figures or interval is None:
+    if interval is None:  # too few recalls for one, or none in the mix
         return ""
     low, high = interval
     return f" (95% interval of the p95 from {figures['n']} recalls: {low:.2f} to {high:.2f} ms)"
