@@ -206,3 +206,38 @@ def test_a_read_only_home_refuses_webhook_writes_typed(home, clock):
             reader.webhook_register("acme", "http://127.0.0.1:9/other")
         with pytest.raises(InvalidInput):
             reader.erase("acme", user="ana")
+
+
+def test_the_worker_skips_passes_while_no_webhook_is_active_and_resumes_when_one_is(home, clock, receiver):
+    """An idle home costs the worker no pass (no statement to the store) but one every
+    ``IDLE_PASS_EVERY`` rounds; a webhook registered meanwhile gets its events at the next round,
+    and a removed one's events are dead-lettered by the pass after its removal."""
+    from memory_core.api.webhook_worker import IDLE_PASS_EVERY, WebhookWorker
+
+    with Memory.open(home, clock=clock, embedder="hashing") as memory:
+        worker = WebhookWorker(memory, 1.0, FAST)  # rounds run here, not on its thread
+        ana = memory.for_run(Identity(tenant="acme", user="ana"))
+        ana.set("city", "Lisbon")  # no webhook yet: nothing is announced
+        for _ in range(5):
+            worker.round()
+        assert worker.passes == 1  # the first round looked; the rest had nothing to look for
+        for _ in range(IDLE_PASS_EVERY):
+            worker.round()
+        assert worker.passes == 2  # but once every IDLE_PASS_EVERY rounds
+        hook = memory.webhook_register("acme", receiver.url, secret="s" * 32)
+        ana.set("city", "Porto")
+        worker.round()
+        assert worker.passes == 3 and worker.delivered == 1
+        assert [r.event["type"] for r in receiver.delivered()] == ["memory.revised"]
+        receiver.fail_first = 100  # down from here: the next event waits for a retry
+        ana.set("city", "Faro")
+        worker.round()
+        memory.webhook_remove("acme", hook.webhook_id)
+        worker.round()  # the last pass found work: this one runs, and dead-letters the event
+        assert worker.passes == 5
+        assert [a["outcome"] for a in memory.webhook_deliveries(hook.webhook_id)][-1] == "dead"
+        worker.round()
+        worker.round()
+        assert worker.passes == 6  # found nothing, no webhook active: idle again
+        worker.round()
+        assert worker.passes == 6
