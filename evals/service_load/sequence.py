@@ -129,7 +129,7 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
             with Memory.open(home, embedder=make_embedder_for(settings.embedder, settings.cache)) as memory:
                 # The library as the service runs it: the index loaded first, then the process tuned
                 # (one BLAS thread, the collector's survivors frozen; undone after), an upkeep thread.
-                memory.prewarm_index()
+                memory.prewarm_index(vector_budget_bytes=served.resident_vector_bytes)
                 interval = served.upkeep_interval_s if settings.upkeep_interval is None else settings.upkeep_interval
                 with (
                     tuned_process(blas_threads=served.blas_threads, freeze=served.freeze_survivors),

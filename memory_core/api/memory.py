@@ -262,11 +262,16 @@ class Memory:
         index = self.session.built_index
         return index.tend() if index is not None and not self._closed else False
 
-    def prewarm_index(self, *, hit_columns: bool = True) -> int:
+    def prewarm_index(self, *, hit_columns: bool = True, vector_budget_bytes: int = 0) -> int:
         """Load the index's search structures and resident columns into this process now: for a
         long-lived process (``memcore serve`` does it before it listens), whose first few hundred
-        searches would otherwise read them from disk. Answers the bytes held (docs/retrieval.md)."""
-        return self.session.require_index().prewarm(hit_columns=hit_columns) if self.session.has_index else 0
+        searches would otherwise read them from disk. ``vector_budget_bytes``: hold the stored
+        vectors too while they take at most that (a score-fusing search reads its lexical
+        candidates' vectors). Answers the bytes held (docs/retrieval.md)."""
+        if not self.session.has_index:
+            return 0
+        index = self.session.require_index()
+        return index.prewarm(hit_columns=hit_columns, vector_budget_bytes=vector_budget_bytes)
 
     def repair_projections(self) -> int:
         """Write to the index every fact whose index write failed earlier."""

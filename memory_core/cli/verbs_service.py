@@ -93,6 +93,9 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["upkeep_interval_s"] = number(args.upkeep_interval, "--upkeep-interval", 0, True)
     if args.no_prewarm:
         settings["prewarm_index"] = False
+    if args.resident_vectors_mb is not None:
+        megabytes = number(args.resident_vectors_mb, "--resident-vectors-mb", 0, True)
+        settings["resident_vector_bytes"] = int(megabytes * 2**20)
     if args.blas_threads is not None:
         threads = int(number(args.blas_threads, "--blas-threads", 0, True))
         settings["blas_threads"] = threads or None
@@ -137,6 +140,12 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         "--no-prewarm",
         action="store_true",
         help="start without loading the index into memory first (faster start; the first searches read from disk)",
+    ),
+    arg(
+        "--resident-vectors-mb",
+        type=float,
+        metavar="MB",
+        help="with the prewarm, hold the index's vectors in memory while they take at most MB (default 256; 0: never)",
     ),
     arg(
         "--blas-threads",

@@ -119,10 +119,11 @@ class IndexSink(Protocol):
         """How many facts wait in the queue for the next index write (the index's lag)."""
         ...
 
-    def prewarm(self, *, hit_columns: bool = True) -> int:
+    def prewarm(self, *, hit_columns: bool = True, vector_budget_bytes: int = 0) -> int:
         """Load the index's search structures and the columns searches read (with
-        ``hit_columns``, those a hit shows too) into this process's memory now, instead of as
-        searches first need them; answers the bytes held."""
+        ``hit_columns``, those a hit shows too; the stored vectors while they take at most
+        ``vector_budget_bytes``) into this process's memory now, instead of as searches first
+        need them; answers the bytes held."""
         ...
 
     def build_rows(

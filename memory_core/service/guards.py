@@ -30,6 +30,10 @@ class ServiceSettings:
     # Load the index's structures and the columns searches read before the first request
     # (``Memory.prewarm_index``): without it the first few hundred searches read them from disk.
     prewarm_index: bool = True
+    # With it, the index's stored vectors too while they take at most this many bytes: a
+    # score-fusing recall reads its lexical candidates' vectors, about 3 ms a search from the
+    # files at 100,000 rows (docs/benchmarks.md, "Vectors held for the lexical leg"); 0: never.
+    resident_vector_bytes: int = 256 * 2**20
     # What ``memcore serve`` does to the process it owns (``service.process``): NumPy's BLAS
     # limited to this many threads (None: left alone), and the survivors of each full garbage
     # collection frozen out of the next one.

@@ -42,15 +42,16 @@ def configure_access_log(enabled: bool) -> None:
         log.setLevel(logging.WARNING)
 
 
-def warm(memory: Memory, *, prewarm_index: bool = True) -> None:
+def warm(memory: Memory, *, prewarm_index: bool = True, vector_budget_bytes: int = 0) -> None:
     """Load the embedder's model and open the index (catching up with the store) before the first
     request: a static model distilled on first use takes minutes, longer than a request may. With
-    ``prewarm_index``, the index's structures and columns too (``Memory.prewarm_index``)."""
+    ``prewarm_index``, the index's structures and columns too, and its vectors within
+    ``vector_budget_bytes`` (``Memory.prewarm_index``)."""
     if memory.embedder is not None:
         memory.embedder.embed(["warm up"])
         memory.flush()
         if prewarm_index:
-            memory.prewarm_index()
+            memory.prewarm_index(vector_budget_bytes=vector_budget_bytes)
 
 
 def serve(
@@ -71,7 +72,7 @@ def serve(
     settings = settings or ServiceSettings()
     memory = Memory.open(home, embedder=embedder, **embedder_options)
     try:
-        warm(memory, prewarm_index=settings.prewarm_index)
+        warm(memory, prewarm_index=settings.prewarm_index, vector_budget_bytes=settings.resident_vector_bytes)
         # After the warm-up: what it loaded is frozen at once, so no request waits on a
         # collection walking the start-up heap (docs/service.md, "The process").
         tune_process(blas_threads=settings.blas_threads, freeze=settings.freeze_survivors)

@@ -62,6 +62,12 @@ def _truth(snapshot: IndexSnapshot) -> dict[int, dict]:
     return {row.pop("_rowid"): row for row in table.to_pylist()}
 
 
+def _vectors(snapshot: IndexSnapshot) -> dict[int, np.ndarray]:
+    table = snapshot.dataset.to_table(columns=["vector"], with_row_id=True)
+    rows = table.column("vector").to_numpy(zero_copy_only=False)
+    return dict(zip(table.column("_rowid").to_pylist(), rows))
+
+
 def _check(index: LanceIndex) -> None:
     snapshot = index.snapshot()
     truth = _truth(snapshot)
@@ -76,13 +82,19 @@ def _check(index: LanceIndex) -> None:
     for row in legs:
         want = truth[row["_rowid"]]
         assert {c: row[c] for c in LEG_COLUMNS} == {c: want[c] for c in LEG_COLUMNS}
+    # the lexical leg of a score-fusing recipe reads each candidate's vector: held or not, the files'
+    vectors = _vectors(snapshot)
+    lexical = snapshot.fts_search("river cat piano", where, len(truth), ["fact_id", "vector"])
+    assert lexical and all(np.array_equal(r["vector"], vectors[r["_rowid"]]) for r in lexical)
     ids = list(truth)[::-1]
     taken = snapshot.take(ids, HIT_COLUMNS)
     assert taken == [{c: truth[i][c] for c in HIT_COLUMNS} for i in ids]
 
 
 operations = st.lists(
-    st.sampled_from(["append", "update", "delete", "compact", "overwrite", "prewarm"]), min_size=1, max_size=7
+    st.sampled_from(["append", "update", "delete", "compact", "overwrite", "prewarm", "prewarm_vectors"]),
+    min_size=1,
+    max_size=7,
 )
 
 
@@ -118,6 +130,8 @@ def _check_after(folder, ops, resident: ResidentColumns) -> None:
             next_id += 9
         elif op == "prewarm":  # the wide columns of a hit too, for the fragments there are now
             index.prewarm()
+        elif op == "prewarm_vectors":  # and the vectors, within a budget the table outgrows in a few appends
+            index.prewarm(vector_budget_bytes=40 * DIM * 4)
         _check(index)
 
 
@@ -240,3 +254,36 @@ def test_lance_gets_a_compute_thread_per_core_unless_told(given_value, expected)
     environ = {} if given_value is None else {LANCE_THREADS_ENV: given_value}
     lance_compute_threads(environ)
     assert environ[LANCE_THREADS_ENV] == (str(os.cpu_count() or 1) if expected == "cores" else expected)
+
+
+def test_vectors_are_held_within_the_budget_and_let_go_once_the_table_outgrows_it(tmp_path):
+    """``prewarm(vector_budget_bytes=...)``: while every row's vector fits, the lexical leg reads
+    its candidates' vectors from memory, not from the files; past the budget they are read from
+    the files again and the vectors held are let go. Answers alike either way."""
+    index = LanceIndex(tmp_path, "test", DIM)
+    index.replace_all(_rows(range(10), generation=0, seed=0))
+    resident = index._source.resident
+    index.prewarm(vector_budget_bytes=0)
+    assert not any("vector" in f.columns for f in resident._fragments.values())
+    index.prewarm(vector_budget_bytes=16 * DIM * 4)  # room for 16 rows
+    assert all("vector" in f.columns for f in resident._fragments.values())
+    snapshot = index.snapshot()
+    asked: list[list[str]] = []
+    to_table = snapshot.dataset.to_table
+
+    def recording(*args, **kwargs):
+        asked.append(list(kwargs.get("columns") or []))
+        return to_table(*args, **kwargs)
+
+    snapshot.dataset.to_table = recording
+    where = f"namespace = '{NAMESPACE}'"
+    rows = snapshot.fts_search("river cat piano", where, 10, ["fact_id", "vector"])
+    assert rows and asked and all("vector" not in columns for columns in asked)
+    vectors = _vectors(snapshot)
+    assert all(np.array_equal(r["vector"], vectors[r["_rowid"]]) for r in rows)
+    index.add(_rows(range(10, 14), generation=0, seed=1))  # 14 rows: still within it
+    _check(index)
+    assert all("vector" in f.columns for f in resident._fragments.values())
+    index.add(_rows(range(14, 20), generation=0, seed=2))  # 20 rows: past it
+    _check(index)
+    assert not any("vector" in f.columns for f in resident._fragments.values())

@@ -284,8 +284,8 @@ class _Home:
         self.calls.append("flush")
         return 0
 
-    def prewarm_index(self) -> int:
-        self.calls.append("prewarm_index")
+    def prewarm_index(self, *, vector_budget_bytes: int = 0) -> int:
+        self.calls.append(f"prewarm_index {vector_budget_bytes}")
         return 0
 
 
@@ -293,7 +293,7 @@ def test_the_service_loads_the_index_before_it_listens_unless_told_not_to():
     from memory_core.service.server import warm
 
     default, bare = _Home(), _Home()
-    warm(default)
+    warm(default, vector_budget_bytes=1024)
     warm(bare, prewarm_index=False)
-    assert default.calls == ["flush", "prewarm_index"] and bare.calls == ["flush"]
-    assert ServiceSettings().prewarm_index is True
+    assert default.calls == ["flush", "prewarm_index 1024"] and bare.calls == ["flush"]
+    assert ServiceSettings().prewarm_index is True and ServiceSettings().resident_vector_bytes == 256 * 2**20

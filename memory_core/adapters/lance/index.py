@@ -323,12 +323,15 @@ class LanceIndex(SearchStructures):
             self._table = None  # opened again, with the new schema
         return added
 
-    def prewarm(self, *, hit_columns: bool = True) -> int:
+    def prewarm(self, *, hit_columns: bool = True, vector_budget_bytes: int = 0) -> int:
         """Load the table's indexes and the columns searches read into memory now rather than
         query by query; for a process that stays open. With ``hit_columns`` the wide columns of
         a hit too (key, text, value, provenance), so answering reads no file (what it costs and
-        gains: docs/benchmarks.md, "Prewarm"). Answers the bytes held."""
-        return 0 if self.table is None else self._source.prewarm(hit_columns=hit_columns)
+        gains: docs/benchmarks.md, "Prewarm"); the stored vectors too while they take at most
+        ``vector_budget_bytes`` (``ResidentColumns.holds_vectors``). Answers the bytes held."""
+        if self.table is None:
+            return 0
+        return self._source.prewarm(hit_columns=hit_columns, vector_budget_bytes=vector_budget_bytes)
 
     def snapshot(self) -> IndexSnapshot | None:
         """The table's latest version, to read one search from; None before the first write."""

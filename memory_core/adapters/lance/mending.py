@@ -158,8 +158,8 @@ class IndexMending:
             self.flush()  # one row per fact first
             return self.index.optimize(cleanup_older_than=cleanup_older_than)
 
-    def prewarm(self, *, hit_columns: bool = True) -> int:
-        return self.index.prewarm(hit_columns=hit_columns)
+    def prewarm(self, *, hit_columns: bool = True, vector_budget_bytes: int = 0) -> int:
+        return self.index.prewarm(hit_columns=hit_columns, vector_budget_bytes=vector_budget_bytes)
 
     def status(self) -> dict[str, Any]:
         hidden, appends = self.index.unsettled

@@ -83,6 +83,7 @@ class IndexSnapshot:
         # Row ids are addresses only without stable row ids; else every column comes with the query.
         self._resident = None if dataset.has_stable_row_ids else resident
         self._recent: list[Any] | None | bool = False  # not looked up yet (``_recent_fragments``)
+        self._held: frozenset[str] | None = None  # the columns a leg takes from memory (``_held_names``)
 
     @property
     def resident(self) -> bool:
@@ -90,9 +91,10 @@ class IndexSnapshot:
 
     def _leg(self, columns: Sequence[str], score: str, **query: Any) -> list[dict[str, Any]]:
         """A leg's rows: ``score`` and the row id from Lance, ``columns`` from memory where held
-        there (``RESIDENT_COLUMNS``; the vector, which only score fusion asks for, never is)."""
+        there (``RESIDENT_COLUMNS``; the vector, which only score fusion asks for, only within
+        the budget ``prewarm`` was given)."""
         wanted, absent = self._present(self.leg_columns(columns))
-        resident = [c for c in wanted if c in RESIDENT_COLUMNS] if self._resident is not None else []
+        resident = [c for c in wanted if c in self._held_names()] if self._resident is not None else []
         table = self.dataset.to_table(
             columns=[*(c for c in wanted if c not in resident), score], with_row_id=True, prefilter=True, **query
         )
@@ -100,6 +102,14 @@ class IndexSnapshot:
         if resident:
             columns.update(self._resident.gather(self.dataset, table.column("_rowid").to_numpy(), resident))
         return _as_rows(columns, absent)
+
+    def _held_names(self) -> frozenset[str]:
+        """``RESIDENT_COLUMNS``, and the vector where ``ResidentColumns`` holds this version's
+        (``holds_vectors``: weighed once per version)."""
+        if self._held is None:
+            vectors = self._resident is not None and self._resident.holds_vectors(self.dataset)
+            self._held = (RESIDENT_COLUMNS | {"vector"}) if vectors else RESIDENT_COLUMNS
+        return self._held
 
     def _present(self, columns: Sequence[str]) -> tuple[list[str], list[str]]:
         """``columns`` this version has, and those it lacks: a table written before a column was
@@ -238,17 +248,20 @@ class SnapshotSource:
                 self.resident.prune(self._latest.dataset)
             return self._latest
 
-    def prewarm(self, *, hit_columns: bool = True) -> int:
+    def prewarm(self, *, hit_columns: bool = True, vector_budget_bytes: int = 0) -> int:
         """Load every index of the latest version into the shared cache (the vector index's
         partitions are otherwise read from disk the first time a query probes them), and its
-        ``RESIDENT_COLUMNS`` (and ``WIDE_HIT_COLUMNS`` with ``hit_columns``); answers the bytes
-        held."""
+        ``RESIDENT_COLUMNS`` (and ``WIDE_HIT_COLUMNS`` with ``hit_columns``, the stored vectors
+        while they take at most ``vector_budget_bytes``); answers the bytes held."""
+        self.resident.vector_budget = vector_budget_bytes
         snapshot = self.latest()
+        snapshot._held = None  # weighed again under this budget
         dataset = snapshot.dataset
         for index in dataset.describe_indices():
             dataset.prewarm_index(index.name)
         names = [c for c in snapshot.leg_columns(dataset.schema.names) if c in RESIDENT_COLUMNS]
         names += list(WIDE_HIT_COLUMNS) if hit_columns else []
+        names += ["vector"] if snapshot.resident and self.resident.holds_vectors(dataset) else []
         held = self.resident.load(dataset, names) if snapshot.resident else 0
         return int(dataset.session().index_cache_size_bytes()) + held
 

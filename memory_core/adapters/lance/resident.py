@@ -19,6 +19,12 @@ a hit, once a search has read them; the wide columns of a hit (text, value, ...)
 Loading a large fragment's columns takes a good part of a second, so a fragment of more than
 ``EAGER_ROWS`` rows is loaded only once searches have read it ``LOAD_AFTER`` times (until then
 its rows are read from the files, as a take).
+
+The stored vectors are held too once ``prewarm`` is given a budget they fit in
+(``vector_budget``): the lexical leg of a score-fusing recipe reads each candidate's vector, and
+from the files that was about 3 ms of a 100,000-row search (docs/benchmarks.md, "Vectors held
+for the lexical leg"). Each version is weighed against the budget again (``holds_vectors``): a
+table that outgrew it is read from the files, and the vectors held are let go.
 """
 
 from __future__ import annotations
@@ -82,6 +88,8 @@ class ResidentColumns:
         self._lock = threading.Lock()
         self._prune_at = _PRUNE_AT
         self._versions_since_prune = 0
+        # The bytes the stored vectors may take in memory (``holds_vectors``); 0: never held.
+        self.vector_budget = 0
 
     def _load(self, fragment: Any, files: tuple[str, ...], names: Sequence[str]) -> _Fragment:
         fragment_id = fragment.fragment_id
@@ -171,6 +179,27 @@ class ResidentColumns:
             self._touches = {f: n for f, n in self._touches.items() if f in live}
             self._prune_at = max(_PRUNE_AT, 2 * len(self._fragments))
             self._versions_since_prune = 0
+
+    def holds_vectors(self, dataset: Any) -> bool:
+        """Are the stored vectors of ``dataset`` (a version) held, or to be held as searches read
+        them: a budget is set and every physical row's vector fits in it. Over it, the vectors
+        held so far are let go."""
+        if not self.vector_budget or "vector" not in dataset.schema.names:
+            return False
+        field = dataset.schema.field("vector").type
+        rows = sum(f.metadata.physical_rows for f in dataset.get_fragments())
+        if rows * field.list_size * (field.value_type.bit_width // 8) <= self.vector_budget:
+            return True
+        self.drop("vector")
+        return False
+
+    def drop(self, name: str) -> None:
+        """Let go of column ``name`` of every fragment held."""
+        with self._lock:
+            for fragment_id, held in list(self._fragments.items()):
+                if name in held.columns:
+                    columns = {n: a for n, a in held.columns.items() if n != name}
+                    self._fragments[fragment_id] = _Fragment(held.files, columns)
 
     def nbytes(self) -> int:
         return sum(a.nbytes for f in list(self._fragments.values()) for a in f.columns.values())
