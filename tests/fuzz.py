@@ -217,6 +217,7 @@ ARGS: dict[Any, tuple[st.SearchStrategy, st.SearchStrategy]] = {
         st.one_of(st.just("extract"), st.just([1])),
     ),
     "capacity": ints(0, 10),
+    "vector_budget_bytes": ints(0, 2**50),
     "name": (st.just("noop"), st.one_of(st.sampled_from(list(BUILTIN_STEPS)), NEAR_TEXT)),
     "step": (st.just(_step), st.just("not callable")),
     "tenant": (st.just("acme"), NEAR_TEXT),

@@ -191,6 +191,7 @@ MEMORY_RULES: dict[str, Rule] = {
     "create": _flag,
     "read_only": _flag,
     "hit_columns": _flag,
+    "vector_budget_bytes": _integer(0, 2**50),  # prewarm_index: the stored vectors' memory, at most
     "embedder": _embedder,
     "new_id": _callable,
     "open_index": _callable,
