@@ -3,7 +3,9 @@
 A search that abstains is answered as an abstention without asking the model. Otherwise the
 hits go to the model (``retrieval.answer``), within the namespace's daily model budget (the
 tenant's ``daily_cost_cap_usd``, which the conflict resolver spends from too), and its
-answer keeps only the citations that name a hit.
+answer keeps only the citations that name a hit. The hits count as shown (the usage fold's
+exposures) only once the question is answered: a refusal (the budget spent, the model
+unavailable) leaves the store as it was, but for what a model call was paid.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ import dataclasses
 from typing import Any
 
 from ..errors import CostCapReached, InvalidInput, LLMNotConfigured
+from ..identity import Namespace
 from ..llm import LLMMalformed, LLMRefused, LLMUnavailable
+from ..model import Kind
 from ..retrieval.answer import ANSWER_SCHEMA, Answer, answer_messages, checked_answer
+from ..retrieval.types import SearchResult
+from ..session.usage import record_exposures
 from .search import SearchService
 
 ANSWER_MAX_TOKENS = 512
@@ -30,13 +36,21 @@ class AskService(SearchService):
             )
         if session.store.read_only:  # its spend could not be recorded, so the budget could not hold
             raise InvalidInput("ask spends from the daily model budget: open the home for writing", field="llm")
-        result = self.recall(
-            question, sources=None, cursor=None, observed_from=None, observed_to=None, token_budget=None, **options
+        result = self._run(
+            question,
+            None,
+            count_exposures=False,
+            sources=(Kind.FACT, Kind.NOTE),  # recall's planes
+            observed_from=None,
+            observed_to=None,
+            token_budget=None,
+            **options,
         )
+        namespace = self.identity.namespace(options["scope"])
         common = {"trace_id": result.trace_id, "pending_extraction": result.pending_extraction, "notes": result.notes}
         if result.abstain:
+            self._shown(namespace, result)
             return Answer(question, None, True, result.verdict, (), result.hits, **common)
-        namespace = self.identity.namespace(options["scope"])
         today = session.clock.now().date()
         cap = session.write_config(namespace.tenant).tenant.daily_cost_cap_usd
         if session.ledger.spend(namespace, today) >= cap:
@@ -55,6 +69,7 @@ class AskService(SearchService):
             raise
         session.ledger.add_spend(namespace, today, "ask", reply.usage.cost_usd)
         answer = checked_answer(question, result.hits, reply.data)
+        self._shown(namespace, result)
         return dataclasses.replace(
             answer,
             model=reply.model,
@@ -63,3 +78,7 @@ class AskService(SearchService):
             cost_usd=reply.usage.cost_usd,
             **common,
         )
+
+    def _shown(self, namespace: Namespace, result: SearchResult) -> None:
+        """Count the answer's hits as shown, as a recall counts its own."""
+        record_exposures(self.session, namespace, [h.fact_id for h in result.hits], self.session.clock.now())

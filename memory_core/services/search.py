@@ -219,7 +219,9 @@ class SearchService(RunService):
             raise TraceNotFound("no search with this trace id is kept for this scope", trace_id=trace_id)
         return kept.trace()
 
-    def _run(self, query: Any, cursor: str | None, **kwargs: Any) -> SearchResult:
+    def _run(self, query: Any, cursor: str | None, *, count_exposures: bool = True, **kwargs: Any) -> SearchResult:
+        """``count_exposures``: count the hits as shown (the usage fold's); ``ask`` counts them
+        itself once it answered, so that a refused answer leaves the store as it was."""
         session = self.session
         now = session.clock.now()
         request = settle(query, now, **kwargs)
@@ -255,7 +257,8 @@ class SearchService(RunService):
         )
         kept = KeptSearch(namespace, trace_id, now, request, without_vectors(searched), result, now + KEPT_FOR)
         session.searches.keep(kept, generation)
-        record_exposures(session, namespace, [h.fact_id for h in result.hits], now)  # for the usage fold
+        if count_exposures:
+            record_exposures(session, namespace, [h.fact_id for h in result.hits], now)  # for the usage fold
         waiting = session.projections.pending_projection_failures(namespace)
         if waiting:
             note = f"{len(waiting)} write(s) in this scope are not in the index yet (recorded for repair)"

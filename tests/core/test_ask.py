@@ -6,8 +6,10 @@ import pytest
 from memory_core import Identity, Memory
 from memory_core.adapters.llm.openai_chat import OpenAIChat
 from memory_core.errors import CostCapReached, InvalidInput, LLMNotConfigured
-from memory_core.llm import LLMAnswer, LLMMalformed, Usage
+from memory_core.llm import LLMAnswer, LLMMalformed, LLMUnavailable, Usage
 from memory_core.retrieval.answer import ANSWERED, MODEL_ABSTAINED, UNCITED
+from memory_core.session.usage import flush_exposures
+from tests.conftest import store_snapshot
 from tests.llm_server import MALFORMED, ScriptedLLM, ok
 
 pytestmark = pytest.mark.faces  # the behaviour suite: in-process and through the service
@@ -157,3 +159,19 @@ class ListLLM:
 
     def complete_json(self, messages, schema, *, schema_name, max_tokens=1024, accept=None):
         return LLMAnswer(self.data, "list-llm", Usage(1, 1, 0.0))
+
+
+def test_a_refused_answer_leaves_the_store_as_it_was_and_an_answer_counts_its_hits(home, clock, memory):
+    """The hits count as shown (the usage fold's exposures, written when they grow or the home
+    closes) only once the question is answered: with the model unavailable, the refusal leaves
+    the store exactly as it was, though the recall found hits."""
+    write_chat(memory)
+    answer = tool_of(memory).ask("What is the name of Ana's kitten?")
+    assert flush_exposures(memory.session) == len(answer.hits) > 0
+    unreachable = OpenAIChat(base_url="http://127.0.0.1:9/v1", model="none", max_retries=0)
+    memory.session.llm = unreachable
+    before = store_snapshot(memory)
+    with pytest.raises(LLMUnavailable):
+        tool_of(memory).ask("What is the name of Ana's kitten?")
+    assert flush_exposures(memory.session) == 0  # what the home's close would have written
+    assert store_snapshot(memory) == before
