@@ -6,9 +6,9 @@ stopped mid-pass leaves the events it leased to be sent again once their leases 
 A home with no active webhook has nothing to send: an event is queued only for a webhook active
 when its write commits. So once a pass found nothing to do while none was active, the rounds
 after it skip the pass (three statements to the store, 6 ms of its lock a second at 100,000
-facts, measured 2026-12-07) until a webhook is active again,
-but for one pass every ``IDLE_PASS_EVERY`` rounds, which dead-letters the events a removed
-webhook left leased by a worker that died."""
+facts, measured 2026-12-07) until a webhook is active again, but for one pass every
+``IDLE_PASS_EVERY`` rounds, which dead-letters the events a removed webhook left leased by a
+worker that died."""
 
 from __future__ import annotations
 

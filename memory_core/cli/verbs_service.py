@@ -35,6 +35,8 @@ class ListenFailed(MemcoreError):
 
 
 _HOST = re.compile(r"[A-Za-z0-9.:-]{1,253}")
+# Memory.prewarm_index takes a vector budget of at most 2**50 bytes.
+MAX_RESIDENT_VECTORS_MB = 2**30
 
 
 class _Stopped(Exception):
@@ -95,6 +97,11 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         settings["prewarm_index"] = False
     if args.resident_vectors_mb is not None:
         megabytes = number(args.resident_vectors_mb, "--resident-vectors-mb", 0, True)
+        if megabytes > MAX_RESIDENT_VECTORS_MB:
+            raise InvalidInput(
+                f"--resident-vectors-mb must be at most {MAX_RESIDENT_VECTORS_MB}, got {megabytes:g}",
+                field="resident-vectors-mb",
+            )
         settings["resident_vector_bytes"] = int(megabytes * 2**20)
     if args.blas_threads is not None:
         threads = int(number(args.blas_threads, "--blas-threads", 0, True))

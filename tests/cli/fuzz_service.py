@@ -26,7 +26,10 @@ SERVICE_VALUES: dict[str, tuple[st.SearchStrategy, st.SearchStrategy]] = {
     "upkeep_interval": (st.sampled_from(["0", "0.05"]), st.sampled_from(["-1", "nan", "inf", "x"])),
     "webhook_interval": (st.sampled_from(["0", "1"]), st.sampled_from(["-1", "nan", "inf", "x"])),
     "webhook_lease": (st.sampled_from(["1", "60"]), st.sampled_from(["0", "-1", "nan", "inf", "x"])),
-    "resident_vectors_mb": (st.sampled_from(["0", "0.5", "256"]), st.sampled_from(["-1", "nan", "inf", "x"])),
+    "resident_vectors_mb": (
+        st.sampled_from(["0", "0.5", "256", str(2**30)]),
+        st.sampled_from(["-1", "nan", "inf", "x", str(2**30 + 1)]),
+    ),
     "blas_threads": (st.sampled_from(["0", "1", "2"]), st.sampled_from(["-1", "x", "1.5"])),
     # KEY_ID is optional (keys revoke takes it, create and list do not): a list of at most one.
     "key_id": (st.lists(st.just("0123456789abcdef"), max_size=1), st.lists(NEAR, min_size=1, max_size=1)),
