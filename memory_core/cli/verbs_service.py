@@ -35,8 +35,7 @@ class ListenFailed(MemcoreError):
 
 
 _HOST = re.compile(r"[A-Za-z0-9.:-]{1,253}")
-# Memory.prewarm_index takes a vector budget of at most 2**50 bytes.
-MAX_RESIDENT_VECTORS_MB = 2**30
+MAX_RESIDENT_VECTORS_MB = 2**30  # Memory.prewarm_index's vector budget: at most 2**50 bytes
 
 
 class _Stopped(Exception):
@@ -70,9 +69,10 @@ def _stop_on_signals() -> Iterator[list[int]]:
 def _settings(args: argparse.Namespace) -> dict[str, Any]:
     """``ServiceSettings``' fields from the command line, each checked."""
 
-    def number(value: float, flag: str, low: float, low_ok: bool) -> float:
-        if not math.isfinite(value) or value < low or (value == low and not low_ok):
+    def number(value: float, flag: str, low: float, low_ok: bool, high: float = math.inf) -> float:
+        if not math.isfinite(value) or value < low or (value == low and not low_ok) or value > high:
             bound = f"at least {low:g}" if low_ok else f"more than {low:g}"
+            bound += f" and at most {high:g}" if high < math.inf else ""
             raise InvalidInput(f"{flag} must be a finite number {bound}, got {value!r}", field=flag.lstrip("-"))
         return value
 
@@ -96,12 +96,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
     if args.no_prewarm:
         settings["prewarm_index"] = False
     if args.resident_vectors_mb is not None:
-        megabytes = number(args.resident_vectors_mb, "--resident-vectors-mb", 0, True)
-        if megabytes > MAX_RESIDENT_VECTORS_MB:
-            raise InvalidInput(
-                f"--resident-vectors-mb must be at most {MAX_RESIDENT_VECTORS_MB}, got {megabytes:g}",
-                field="resident-vectors-mb",
-            )
+        megabytes = number(args.resident_vectors_mb, "--resident-vectors-mb", 0, True, MAX_RESIDENT_VECTORS_MB)
         settings["resident_vector_bytes"] = int(megabytes * 2**20)
     if args.blas_threads is not None:
         threads = int(number(args.blas_threads, "--blas-threads", 0, True))
@@ -152,7 +147,7 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         "--resident-vectors-mb",
         type=float,
         metavar="MB",
-        help="with the prewarm, hold the index's vectors in memory while they take at most MB (default 256; 0: never)",
+        help="keep the index's vectors in memory up to MB (default 256; 0: never)",
     ),
     arg(
         "--blas-threads",
@@ -271,14 +266,9 @@ def _answers(url: str) -> bool:
 
 
 _KEY_ID = re.compile(r"[0-9a-f]{16}")
-_CREATE_ONLY = (
-    ("key_user", "--user"),
-    ("key_agent", "--agent"),
-    ("key_admin", "--admin"),
-    ("memory_scopes", "--memory-scopes"),
-    ("sql_scopes", "--sql-scopes"),
-    ("expires", "--expires"),
-    ("label", "--label"),
+_CREATE_ONLY = tuple(  # (argument, its flag)
+    (name, "--" + name.removeprefix("key_").replace("_", "-"))
+    for name in ("key_user", "key_agent", "key_admin", "memory_scopes", "sql_scopes", "expires", "label")
 )
 
 
