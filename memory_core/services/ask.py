@@ -16,11 +16,10 @@ from typing import Any
 from ..errors import CostCapReached, InvalidInput, LLMNotConfigured
 from ..identity import Namespace
 from ..llm import LLMMalformed, LLMRefused, LLMUnavailable
-from ..model import Kind
 from ..retrieval.answer import ANSWER_SCHEMA, Answer, answer_messages, checked_answer
 from ..retrieval.types import SearchResult
 from ..session.usage import record_exposures
-from .search import SearchService
+from .search import RECALL_SOURCES, SearchService
 
 ANSWER_MAX_TOKENS = 512
 
@@ -40,7 +39,7 @@ class AskService(SearchService):
             question,
             None,
             count_exposures=False,
-            sources=(Kind.FACT, Kind.NOTE),  # recall's planes
+            sources=RECALL_SOURCES,
             observed_from=None,
             observed_to=None,
             token_budget=None,

@@ -197,6 +197,10 @@ def search_index(
     return run_search(index, embedder, namespace, request, recipe, now).result
 
 
+# The planes recall reads by default (search reads them all).
+RECALL_SOURCES = (Kind.FACT, Kind.NOTE)
+
+
 class SearchService(RunService):
     """``recall``, ``search`` and ``search_trace`` of the Memory tool."""
 
@@ -205,7 +209,7 @@ class SearchService(RunService):
     def recall(
         self, query: str, *, sources: Iterable[str | Kind] | None, cursor: str | None, **options: Any
     ) -> SearchResult:
-        return self._run(query, cursor, sources=(Kind.FACT, Kind.NOTE) if sources is None else sources, **options)
+        return self._run(query, cursor, sources=RECALL_SOURCES if sources is None else sources, **options)
 
     def search(
         self, query: str, *, sources: Iterable[str | Kind] | None, cursor: str | None, **options: Any

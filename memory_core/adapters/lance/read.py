@@ -83,7 +83,7 @@ class IndexSnapshot:
         # Row ids are addresses only without stable row ids; else every column comes with the query.
         self._resident = None if dataset.has_stable_row_ids else resident
         self._recent: list[Any] | None | bool = False  # not looked up yet (``_recent_fragments``)
-        self._held: frozenset[str] | None = None  # the columns a leg takes from memory (``_held_names``)
+        self._held: tuple[int, frozenset[str]] | None = None  # (budget, columns taken from memory): ``_held_names``
 
     @property
     def resident(self) -> bool:
@@ -105,11 +105,12 @@ class IndexSnapshot:
 
     def _held_names(self) -> frozenset[str]:
         """``RESIDENT_COLUMNS``, and the vector where ``ResidentColumns`` holds this version's
-        (``holds_vectors``: weighed once per version)."""
-        if self._held is None:
+        (``holds_vectors``: weighed once per version and budget)."""
+        budget = self._resident.vector_budget if self._resident is not None else 0
+        if self._held is None or self._held[0] != budget:
             vectors = self._resident is not None and self._resident.holds_vectors(self.dataset)
-            self._held = (RESIDENT_COLUMNS | {"vector"}) if vectors else RESIDENT_COLUMNS
-        return self._held
+            self._held = (budget, (RESIDENT_COLUMNS | {"vector"}) if vectors else RESIDENT_COLUMNS)
+        return self._held[1]
 
     def _present(self, columns: Sequence[str]) -> tuple[list[str], list[str]]:
         """``columns`` this version has, and those it lacks: a table written before a column was
@@ -255,7 +256,6 @@ class SnapshotSource:
         while they take at most ``vector_budget_bytes``); answers the bytes held."""
         self.resident.vector_budget = vector_budget_bytes
         snapshot = self.latest()
-        snapshot._held = None  # weighed again under this budget
         dataset = snapshot.dataset
         for index in dataset.describe_indices():
             dataset.prewarm_index(index.name)
