@@ -267,7 +267,8 @@ class Memory:
         long-lived process (``memcore serve`` does it before it listens), whose first few hundred
         searches would otherwise read them from disk. ``vector_budget_bytes``: hold the stored
         vectors too while they take at most that (a score-fusing search reads its lexical
-        candidates' vectors). Answers the bytes held (docs/retrieval.md)."""
+        candidates' vectors, and the vector leg of a small namespace compares them here, with
+        copies of its own within as much again). Answers the bytes held (docs/retrieval.md)."""
         if not self.session.has_index:
             return 0
         index = self.session.require_index()

@@ -147,7 +147,8 @@ def _settings(args: argparse.Namespace) -> dict[str, Any]:
         "--resident-vectors-mb",
         type=float,
         metavar="MB",
-        help="keep the index's vectors in memory up to MB (default 256; 0: never)",
+        help="keep the index's vectors in memory up to MB, and the vector leg's copies as much again "
+        "(default 256; 0: never)",
     ),
     arg(
         "--blas-threads",

@@ -24,10 +24,15 @@ def fact_ids_in(fact_ids: Sequence[str]) -> str:
     return "fact_id IN (" + ", ".join(sql_str(f) for f in fact_ids) + ")"
 
 
-def render(where: LegFilter, *, full: bool) -> str:
+def namespace_of(where: LegFilter) -> str:
+    """The index's ``namespace`` value of the filter's namespace."""
     ns = where.namespace
+    return namespace_key(ns.tenant, ns.scope.value, ns.owner_id)
+
+
+def render(where: LegFilter, *, full: bool) -> str:
     clauses = [
-        f"namespace = {sql_str(namespace_key(ns.tenant, ns.scope.value, ns.owner_id))}",
+        f"namespace = {sql_str(namespace_of(where))}",
         "kind IN (" + ", ".join(sql_str(k.value) for k in sorted(where.kinds)) + ")",
     ]
     if not full:

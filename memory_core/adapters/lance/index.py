@@ -162,8 +162,10 @@ class LanceIndex(SearchStructures):
         if self.table is None:
             self.upsert(data)
             return
+        before = self._source.last_read()  # an append's caller has just read it (no I/O here)
         self.table.add(data)
         self.note_appended(data.num_rows)
+        self._source.seed(before, data)  # held from what was written, not read back by a search
 
     @one_writer
     def append_states(self, rows: pa.Table | None, served: dict[str, str | None]) -> None:
@@ -248,6 +250,14 @@ class LanceIndex(SearchStructures):
             self._served.appends = 0
         finally:
             self._not_folding.set()
+
+    def hold_small(self) -> None:
+        """Hold the small fragments of the latest version that a fold wrote, as the others are
+        held, so that the next search does not read them: after a fold, outside the writer's
+        lock and the fold's window (a flush need not wait for the read)."""
+        latest = self._source.latest()
+        if latest.resident:
+            self._source.resident.hold_small(latest.dataset)
 
     def wait_for_fold(self) -> None:
         """Return once no fold is under way (a flush calls it before it takes the store's lock, so

@@ -298,6 +298,7 @@ class IndexProjector(IndexMending):
                 worked = True
             if self.index.unsettled[1] >= TEND_FOLD_AT_APPENDS:
                 self.index.compact_small()
+                self.index.hold_small()  # the folded fragment read here, not by a search
                 worked = True
             if self.index.index_appended(TEND_INDEX_AT_ROWS):
                 worked = True

@@ -12,6 +12,7 @@ and scores; the few columns it reads per candidate come from ``ResidentColumns``
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Any, Sequence
@@ -22,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...retrieval.rows import HIT_COLUMNS
+from .held import HELD_COLUMNS, HeldFilter, held_parts, nearest
 from .recent import compared_here, cosine_distances, matrix_of, merge_nearest, nearest_within, recent_fragments
 from .resident import ResidentColumns
 
@@ -61,6 +63,8 @@ RESIDENT_COLUMNS = frozenset(
 WIDE_HIT_COLUMNS = tuple(c for c in HIT_COLUMNS if c not in RESIDENT_COLUMNS)
 SPAN_COLUMNS = ("valid_at", "invalid_at", "expires_at")
 OPEN_END = np.iinfo(np.int64).max
+
+log = logging.getLogger(__name__)
 
 
 def live_spans(valid_at: Any, invalid_at: Any, expires_at: Any) -> Any:
@@ -147,6 +151,23 @@ class IndexSnapshot:
         farthest = indexed[-1]["_distance"] if len(indexed) >= limit else float("inf")
         nearest = self._nearest_recent(recent or [], vector, where, columns, (limit, farthest))
         return merge_nearest(indexed, nearest, limit)
+
+    def nearest_held(
+        self, vector: np.ndarray, where: HeldFilter, limit: int, columns: Sequence[str]
+    ) -> list[dict[str, Any]] | None:
+        """What ``vector_search`` answers under the narrow filter ``where``, exactly, from the
+        vectors held in memory (``held``); None when this version's are not held, or the
+        namespace's rows are too many to compare one by one."""
+        if self._resident is None or "vector" not in self._held_names():
+            return None
+        parts = held_parts(self._resident, self._resident.held_vectors, self.dataset, where)
+        if parts is None:
+            return None
+        row_ids, distances = nearest(parts, vector, limit)
+        rows = self.take(row_ids.tolist(), self.leg_columns(columns))
+        for row, row_id, distance in zip(rows, row_ids.tolist(), distances.tolist()):
+            row["_rowid"], row["_distance"] = row_id, distance
+        return rows
 
     def _recent_fragments(self) -> list[Any] | None:
         """This version's fragments outside the vector index (``recent``), looked up once."""
@@ -249,19 +270,44 @@ class SnapshotSource:
                 self.resident.prune(self._latest.dataset)
             return self._latest
 
+    def last_read(self) -> IndexSnapshot | None:
+        """The version ``latest`` answered last, without asking for a newer one."""
+        return self._latest
+
+    def seed(self, before: IndexSnapshot | None, rows: pa.Table) -> None:
+        """``rows`` were just appended to ``before``'s version by this process: hold the fragment
+        they made from them (``ResidentColumns.seed``) when the next version is that append alone
+        (one new fragment of as many rows); otherwise searches load it as they read it."""
+        if before is None:
+            return
+        after = self.latest()
+        if after.version != before.version + 1 or not after.resident or not before.resident:
+            return
+        known = {f.fragment_id for f in before.dataset.get_fragments()}
+        added = [f for f in after.dataset.get_fragments() if f.fragment_id not in known]
+        if len(added) != 1:
+            return
+        try:
+            self.resident.seed(added[0], rows, after.dataset.schema)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            # The rows are written either way; only the read a search saves is lost.
+            log.warning("an appended fragment is read back instead of held from its rows: %s", exc)
+
     def prewarm(self, *, hit_columns: bool = True, vector_budget_bytes: int = 0) -> int:
         """Load every index of the latest version into the shared cache (the vector index's
         partitions are otherwise read from disk the first time a query probes them), and its
         ``RESIDENT_COLUMNS`` (and ``WIDE_HIT_COLUMNS`` with ``hit_columns``, the stored vectors
         while they take at most ``vector_budget_bytes``); answers the bytes held."""
         self.resident.vector_budget = vector_budget_bytes
+        # the vector leg's copies of each namespace's held vectors: as much again at most
+        self.resident.held_vectors.max_bytes = vector_budget_bytes
         snapshot = self.latest()
         dataset = snapshot.dataset
         for index in dataset.describe_indices():
             dataset.prewarm_index(index.name)
         names = [c for c in snapshot.leg_columns(dataset.schema.names) if c in RESIDENT_COLUMNS]
         names += list(WIDE_HIT_COLUMNS) if hit_columns else []
-        names += ["vector"] if snapshot.resident and self.resident.holds_vectors(dataset) else []
+        names += list(HELD_COLUMNS) if snapshot.resident and self.resident.holds_vectors(dataset) else []
         held = self.resident.load(dataset, names) if snapshot.resident else 0
         return int(dataset.session().index_cache_size_bytes()) + held
 

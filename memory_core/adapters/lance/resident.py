@@ -36,6 +36,8 @@ from typing import Any, Sequence
 import numpy as np
 import pyarrow as pa
 
+from .held import HeldVectorCache
+
 # Past this many held fragments, or this many versions after the last look, those the latest
 # version no longer has are let go.
 _PRUNE_AT = 256
@@ -48,7 +50,7 @@ LOAD_AFTER = 6
 
 
 @dataclass(frozen=True, slots=True)
-class _Fragment:
+class HeldFragment:
     files: tuple[str, ...]
     columns: dict[str, pa.Array]  # every physical row, deleted ones included, in offset order
 
@@ -83,20 +85,21 @@ class ResidentColumns:
 
     def __init__(self, *, eager_rows: int = EAGER_ROWS, load_after: int = LOAD_AFTER) -> None:
         self.eager_rows, self.load_after = eager_rows, load_after
-        self._fragments: dict[int, _Fragment] = {}
+        self._fragments: dict[int, HeldFragment] = {}
         self._touches: dict[int, int] = {}  # reads of fragments not held yet
         self._lock = threading.Lock()
         self._prune_at = _PRUNE_AT
         self._versions_since_prune = 0
         # The bytes the stored vectors may take in memory (``holds_vectors``); 0: never held.
         self.vector_budget = 0
+        self.held_vectors = HeldVectorCache()  # what the vector leg from held vectors reuses (``held``)
 
-    def _load(self, fragment: Any, files: tuple[str, ...], names: Sequence[str]) -> _Fragment:
+    def _load(self, fragment: Any, files: tuple[str, ...], names: Sequence[str]) -> HeldFragment:
         fragment_id = fragment.fragment_id
         with self._lock:  # two legs may ask for the same fragment at once: load it once
             held = self._fragments.get(fragment_id)
             columns = dict(held.columns) if held is not None and held.files == files else {}
-            missing = [n for n in names if n not in columns]
+            missing = list(dict.fromkeys(n for n in names if n not in columns))
             if missing:
                 table = fragment.to_table(columns=missing, with_row_id=True, include_deleted_rows=True)
                 if table.num_rows != fragment.metadata.physical_rows:
@@ -104,7 +107,7 @@ class ResidentColumns:
                         f"fragment {fragment_id} read {table.num_rows} rows of {fragment.metadata.physical_rows}"
                     )
                 columns.update((n, _compact(table.column(n).combine_chunks())) for n in missing)
-                held = self._fragments[fragment_id] = _Fragment(files, columns)
+                held = self._fragments[fragment_id] = HeldFragment(files, columns)
             return held
 
     def _read(
@@ -132,6 +135,44 @@ class ResidentColumns:
         # Not held yet: from the files, as a take (a one-off search need not load a large fragment).
         table = dataset._take_rows(row_ids.tolist(), columns=list(names))
         return [table.column(n).combine_chunks() for n in names]
+
+    def holding(self) -> set[str]:
+        """Every column held of some fragment."""
+        with self._lock:
+            return {n for held in self._fragments.values() for n in held.columns}
+
+    def hold_small(self, dataset: Any) -> None:
+        """Load the columns held of other fragments for each small fragment of ``dataset`` not
+        holding them yet (those a fold of appends just wrote), so no search pays for it."""
+        names = sorted(self.holding())
+        for fragment in dataset.get_fragments() if names else ():
+            if fragment.metadata.physical_rows <= self.eager_rows:
+                self._load(fragment, _files(fragment), names)
+
+    def seed(self, fragment: Any, rows: pa.Table, schema: pa.Schema) -> None:
+        """Hold a fragment this process just appended from the rows it wrote (in order: the
+        fragment's rows), so no search reads them back: every column held of other fragments
+        that ``rows`` has, as ``schema`` (the table's) types it."""
+        names = self.holding() & set(rows.column_names) & set(schema.names)
+        if not names or rows.num_rows != fragment.metadata.physical_rows:
+            return
+        columns = {n: _compact(rows.column(n).combine_chunks().cast(schema.field(n).type)) for n in sorted(names)}
+        with self._lock:
+            self._fragments[fragment.fragment_id] = HeldFragment(_files(fragment), columns)
+
+    def held(self, fragment: Any, names: Sequence[str]) -> HeldFragment | None:
+        """The fragment (of the version being read) with ``names`` held, loaded now when it is
+        small or searches have read it often (as ``gather`` loads it); None when it is not."""
+        files = _files(fragment)
+        held = self._fragments.get(fragment.fragment_id)
+        if held is not None and held.files == files and all(n in held.columns for n in names):
+            return held
+        fragment_id = fragment.fragment_id
+        with self._lock:
+            touches = self._touches[fragment_id] = self._touches.get(fragment_id, 0) + 1
+        if fragment.metadata.physical_rows <= self.eager_rows or touches >= self.load_after:
+            return self._load(fragment, files, names)
+        return None
 
     def gather(
         self, dataset: Any, row_ids: np.ndarray, names: Sequence[str], *, on_demand: bool = True
@@ -199,7 +240,7 @@ class ResidentColumns:
             for fragment_id, held in list(self._fragments.items()):
                 if name in held.columns:
                     columns = {n: a for n, a in held.columns.items() if n != name}
-                    self._fragments[fragment_id] = _Fragment(held.files, columns)
+                    self._fragments[fragment_id] = HeldFragment(held.files, columns)
 
     def nbytes(self) -> int:
         return sum(a.nbytes for f in list(self._fragments.values()) for a in f.columns.values())
@@ -208,3 +249,4 @@ class ResidentColumns:
         with self._lock:
             self._fragments.clear()
             self._touches.clear()
+        self.held_vectors.clear()

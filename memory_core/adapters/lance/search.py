@@ -7,7 +7,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...retrieval.filters import LegFilter
-from .filters import fact_ids_in, render
+from .filters import fact_ids_in, namespace_of, render
+from .held import HeldFilter
 from .index import NPROBES, LanceIndex
 from .read import IndexSnapshot
 from .served import NOTHING_HIDDEN, Served
@@ -51,8 +52,13 @@ class LanceReader:
     def vector_leg(
         self, vector: np.ndarray, where: LegFilter, limit: int, columns: Sequence[str], *, full: bool
     ) -> list[dict[str, Any]]:
-        rendered, nprobes = self._where(where, full), self._nprobes
-        search = lambda n, cols: self._snapshot.vector_search(vector, rendered, n, cols, nprobes=nprobes)  # noqa: E731
+        rendered, nprobes, snapshot = self._where(where, full), self._nprobes, self._snapshot
+        held = None if full else HeldFilter(namespace_of(where), tuple(sorted(k.value for k in where.kinds)))
+
+        def search(n: int, cols: Sequence[str]) -> list[dict[str, Any]]:
+            found = None if held is None else snapshot.nearest_held(vector, held, n, cols)
+            return snapshot.vector_search(vector, rendered, n, cols, nprobes=nprobes) if found is None else found
+
         return self._leg(search, limit, columns)
 
     def text_leg(
