@@ -95,7 +95,7 @@ def _check(index: LanceIndex, seed: int) -> None:
                 assert all(set(LEG_COLUMNS) <= set(r) and r["owner_id"] == owner for r in held)
 
 
-operations = st.lists(st.sampled_from(["append", "restate", "settle", "fold", "delete", "compact"]), max_size=6)
+operations = st.lists(st.sampled_from(["append", "restate", "hold", "settle", "fold", "delete", "compact"]), max_size=7)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -108,9 +108,11 @@ def test_the_held_leg_names_what_lance_names_after_any_writes(tmp_path_factory, 
     _check(index, seed=0)
     for step, op in enumerate(ops, start=1):
         live = sorted({int(f[1:]) for f in index.table.to_arrow().column("fact_id").to_pylist()})
-        if op == "append":  # held from what was written
+        if op == "append":  # held from what was written once the upkeep holds it, else read back
             index.append_states(_rows(range(next_id, next_id + 5), generation, seed=step), {})
             next_id += 5
+        elif op == "hold":
+            index.hold_appended()
         elif op == "restate" and live:  # a newer state appended; the older row hidden until settled
             generation += 1
             chosen = live[step % 3 :: 4]
@@ -154,6 +156,8 @@ def test_an_appended_fragment_is_held_as_its_files_hold_it(tmp_path):
     index.replace_all(_rows(range(30), generation=0, seed=0))
     index.prewarm(vector_budget_bytes=BUDGET)
     index.append_states(_rows(range(30, 36), generation=0, seed=1), {})
+    assert index.hold_appended() == 1
+    assert index.hold_appended() == 0  # each append once
     snapshot = index.snapshot()
     resident = index._source.resident
     newest = max(snapshot.dataset.get_fragments(), key=lambda f: f.fragment_id)
@@ -180,11 +184,12 @@ def test_rows_that_do_not_fit_the_table_are_read_back_not_held(tmp_path, caplog)
     index = LanceIndex(tmp_path, "test", DIM)
     index.replace_all(_rows(range(30), generation=0, seed=0))
     index.prewarm(vector_budget_bytes=BUDGET)
-    before = index.snapshot()
+    index.snapshot()
     rows = _rows(range(30, 33), generation=0, seed=1)
-    index.table.add(rows)
+    committed = index.table.add(rows)
     odd = rows.set_column(rows.schema.get_field_index("fact_id"), "fact_id", pa.array([[1], [2], [3]]))
-    index._source.seed(before, odd)
+    index._source.appended(committed.version, odd)
+    assert index.hold_appended() == 0
     assert "read back instead of held" in caplog.text
     newest = max(index.snapshot().dataset.get_fragments(), key=lambda f: f.fragment_id)
     assert newest.fragment_id not in index._source.resident._fragments

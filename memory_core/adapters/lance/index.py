@@ -162,10 +162,9 @@ class LanceIndex(SearchStructures):
         if self.table is None:
             self.upsert(data)
             return
-        before = self._source.last_read()  # an append's caller has just read it (no I/O here)
-        self.table.add(data)
+        committed = self.table.add(data)
         self.note_appended(data.num_rows)
-        self._source.seed(before, data)  # held from what was written, not read back by a search
+        self._source.appended(committed.version, data)  # held from what was written: hold_appended
 
     @one_writer
     def append_states(self, rows: pa.Table | None, served: dict[str, str | None]) -> None:
@@ -251,10 +250,12 @@ class LanceIndex(SearchStructures):
         finally:
             self._not_folding.set()
 
+    def hold_appended(self) -> int:
+        """Hold this process's appends from the rows written (upkeep: after the writes' answer)."""
+        return self._source.hold_appended()
+
     def hold_small(self) -> None:
-        """Hold the small fragments of the latest version that a fold wrote, as the others are
-        held, so that the next search does not read them: after a fold, outside the writer's
-        lock and the fold's window (a flush need not wait for the read)."""
+        """Load the fragments a fold wrote, outside the writer's lock and the fold's window."""
         latest = self._source.latest()
         if latest.resident:
             self._source.resident.hold_small(latest.dataset)

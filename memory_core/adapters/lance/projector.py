@@ -290,6 +290,7 @@ class IndexProjector(IndexMending):
         if not self._nothing_queued():
             self.flush(settle=False, fold=False)
             worked = True
+        self.index.hold_appended()  # what was appended, held before a search reads it back
         if time.monotonic() < self._tend_backoff_until:
             return worked
         try:

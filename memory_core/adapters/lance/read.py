@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -65,6 +66,10 @@ SPAN_COLUMNS = ("valid_at", "invalid_at", "expires_at")
 OPEN_END = np.iinfo(np.int64).max
 
 log = logging.getLogger(__name__)
+# Appends kept for ``SnapshotSource.hold_appended`` at most, each of at most this many bytes: in a
+# process with no upkeep thread they wait there until newer ones push them out.
+_APPENDED_KEPT = 16
+_APPENDED_MAX_BYTES = 1 << 20
 
 
 def live_spans(valid_at: Any, invalid_at: Any, expires_at: Any) -> Any:
@@ -259,6 +264,7 @@ class SnapshotSource:
         self._latest: IndexSnapshot | None = None
         self._lock = threading.Lock()
         self.resident = resident or ResidentColumns()
+        self._appended: deque[tuple[int, pa.Table]] = deque(maxlen=_APPENDED_KEPT)
 
     def latest(self) -> IndexSnapshot:
         with self._lock:
@@ -270,28 +276,46 @@ class SnapshotSource:
                 self.resident.prune(self._latest.dataset)
             return self._latest
 
-    def last_read(self) -> IndexSnapshot | None:
-        """The version ``latest`` answered last, without asking for a newer one."""
-        return self._latest
+    def appended(self, version: int, rows: pa.Table) -> None:
+        """``rows`` were appended by this process as ``version`` (its commit, whose one new
+        fragment holds them in order): kept for ``hold_appended``, if small (a bulk write's
+        fragments are loaded as searches read them)."""
+        if rows.nbytes <= _APPENDED_MAX_BYTES:
+            self._appended.append((version, rows))
 
-    def seed(self, before: IndexSnapshot | None, rows: pa.Table) -> None:
-        """``rows`` were just appended to ``before``'s version by this process: hold the fragment
-        they made from them (``ResidentColumns.seed``) when the next version is that append alone
-        (one new fragment of as many rows); otherwise searches load it as they read it."""
-        if before is None:
-            return
-        after = self.latest()
-        if after.version != before.version + 1 or not after.resident or not before.resident:
-            return
-        known = {f.fragment_id for f in before.dataset.get_fragments()}
-        added = [f for f in after.dataset.get_fragments() if f.fragment_id not in known]
-        if len(added) != 1:
-            return
-        try:
-            self.resident.seed(added[0], rows, after.dataset.schema)
-        except (pa.ArrowException, ValueError, TypeError) as exc:
-            # The rows are written either way; only the read a search saves is lost.
-            log.warning("an appended fragment is read back instead of held from its rows: %s", exc)
+    def hold_appended(self) -> int:
+        """Hold the fragments of the appends ``appended`` kept from the rows written
+        (``ResidentColumns.seed``), so no search reads them back: for the upkeep thread, after
+        the writes were answered. Answers how many it held."""
+        held = 0
+        while self._appended:
+            try:
+                version, rows = self._appended.popleft()
+            except IndexError:  # another thread took the last one
+                break
+            try:
+                held += self._hold_appended(version, rows)
+            except (OSError, ValueError, TypeError, pa.ArrowException) as exc:
+                # The rows are written either way; only the read a search saves is lost.
+                log.warning("an appended fragment is read back instead of held from its rows: %s", exc)
+        return held
+
+    def _hold_appended(self, version: int, rows: pa.Table) -> int:
+        latest = self._latest
+        if latest is not None and latest.version == version:
+            dataset = latest.dataset
+        else:
+            with self._lock:
+                if self._base is None:
+                    return 0
+                dataset = self._base.checkout_version(version)
+        if dataset.has_stable_row_ids:
+            return 0
+        # Fragment ids only grow: the append's one new fragment is the version's highest.
+        fragment = max(dataset.get_fragments(), key=lambda f: f.fragment_id, default=None)
+        if fragment is None or fragment.metadata.physical_rows != rows.num_rows:
+            return 0
+        return int(self.resident.seed(fragment, rows, dataset.schema))
 
     def prewarm(self, *, hit_columns: bool = True, vector_budget_bytes: int = 0) -> int:
         """Load every index of the latest version into the shared cache (the vector index's

@@ -149,16 +149,21 @@ class ResidentColumns:
             if fragment.metadata.physical_rows <= self.eager_rows:
                 self._load(fragment, _files(fragment), names)
 
-    def seed(self, fragment: Any, rows: pa.Table, schema: pa.Schema) -> None:
-        """Hold a fragment this process just appended from the rows it wrote (in order: the
+    def seed(self, fragment: Any, rows: pa.Table, schema: pa.Schema) -> bool:
+        """Hold a fragment this process appended from the rows it wrote (in order: the
         fragment's rows), so no search reads them back: every column held of other fragments
-        that ``rows`` has, as ``schema`` (the table's) types it."""
+        that ``rows`` has, as ``schema`` (the table's) types it. False when it was held already
+        (a search read it first) or there is nothing to hold."""
+        files = _files(fragment)
+        found = self._fragments.get(fragment.fragment_id)
         names = self.holding() & set(rows.column_names) & set(schema.names)
-        if not names or rows.num_rows != fragment.metadata.physical_rows:
-            return
+        if found is not None and found.files == files or not names or rows.num_rows != fragment.metadata.physical_rows:
+            return False
         columns = {n: _compact(rows.column(n).combine_chunks().cast(schema.field(n).type)) for n in sorted(names)}
         with self._lock:
-            self._fragments[fragment.fragment_id] = HeldFragment(_files(fragment), columns)
+            if fragment.fragment_id not in self._fragments:
+                self._fragments[fragment.fragment_id] = HeldFragment(files, columns)
+        return True
 
     def held(self, fragment: Any, names: Sequence[str]) -> HeldFragment | None:
         """The fragment (of the version being read) with ``names`` held, loaded now when it is
