@@ -18,8 +18,8 @@ from ...ports import Embedder
 from ...ports.chunks import Chunker
 from ...retrieval.filters import LegFilter
 from ...retrieval.value_chunks import ValueChunker, fold_value_chunks
+from .filters import namespace_of
 from .index import LanceIndex
-from .rows import namespace_key
 from .search import LanceReader, LanceSearch
 from .value_chunks import ValueChunkTable
 from .writer import one_writer
@@ -77,8 +77,7 @@ class ChunkedReader(LanceReader):
     ) -> list[dict[str, Any]]:
         wanted = list(columns) if "version_id" in columns else [*columns, "version_id"]
         rows = super().vector_leg(vector, where, limit, wanted, full=full)
-        ns = where.namespace
-        hits = self._chunks.search(vector, namespace_key(ns.tenant, ns.scope.value, ns.owner_id), limit)
+        hits = self._chunks.search(vector, namespace_of(where), limit)
         if not hits:
             return rows
         have = {r["fact_id"] for r in rows}

@@ -122,16 +122,11 @@ class ResidentColumns:
         fragment = dataset.get_fragment(fragment_id)
         if fragment is None:
             raise LookupError(f"fragment {fragment_id} is not in version {dataset.version}")
-        files = _files(fragment)
-        held = self._fragments.get(fragment_id)
-        if held is not None and held.files == files and all(n in held.columns for n in names):
+        held = self.held(fragment, names, load=on_demand)
+        if held is not None:
             return held.take(offsets, names)
         if not on_demand:
             return None
-        with self._lock:  # the two legs of a search (and other searches) count at once
-            touches = self._touches[fragment_id] = self._touches.get(fragment_id, 0) + 1
-        if fragment.metadata.physical_rows <= self.eager_rows or touches >= self.load_after:
-            return self._load(fragment, files, names).take(offsets, names)
         # Not held yet: from the files, as a take (a one-off search need not load a large fragment).
         table = dataset._take_rows(row_ids.tolist(), columns=list(names))
         return [table.column(n).combine_chunks() for n in names]
@@ -165,15 +160,17 @@ class ResidentColumns:
                 self._fragments[fragment.fragment_id] = HeldFragment(files, columns)
         return True
 
-    def held(self, fragment: Any, names: Sequence[str]) -> HeldFragment | None:
-        """The fragment (of the version being read) with ``names`` held, loaded now when it is
-        small or searches have read it often (as ``gather`` loads it); None when it is not."""
+    def held(self, fragment: Any, names: Sequence[str], *, load: bool = True) -> HeldFragment | None:
+        """The fragment (of the version being read) with ``names`` held; with ``load``, loaded now
+        when it is small or searches have read it ``load_after`` times; None when it is not."""
         files = _files(fragment)
-        held = self._fragments.get(fragment.fragment_id)
+        fragment_id = fragment.fragment_id
+        held = self._fragments.get(fragment_id)
         if held is not None and held.files == files and all(n in held.columns for n in names):
             return held
-        fragment_id = fragment.fragment_id
-        with self._lock:
+        if not load:
+            return None
+        with self._lock:  # the two legs of a search (and other searches) count at once
             touches = self._touches[fragment_id] = self._touches.get(fragment_id, 0) + 1
         if fragment.metadata.physical_rows <= self.eager_rows or touches >= self.load_after:
             return self._load(fragment, files, names)
@@ -237,6 +234,7 @@ class ResidentColumns:
         if rows * field.list_size * (field.value_type.bit_width // 8) <= self.vector_budget:
             return True
         self.drop("vector")
+        self.held_vectors.clear()  # the vector leg's copies of them too
         return False
 
     def drop(self, name: str) -> None:
