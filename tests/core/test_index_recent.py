@@ -49,12 +49,20 @@ def appended(home, clock):
         yield memory
 
 
-def _answers(memory, recipe):
+def _answers(memory, recipe, leg="vector"):
     out = {}
     for (tenant, user), query, as_of in itertools.product(PEOPLE, QUERIES, AS_OF):
         hits = _tool(memory, tenant, user).recall(query, k=8, recipe=recipe, as_of=as_of).hits
-        out[(tenant, user, query, as_of)] = _up_to_ties([(h.key, round(h.legs["vector"].score, 5)) for h in hits])
+        out[(tenant, user, query, as_of)] = _up_to_ties([(h.key, round(h.legs[leg].score, 5)) for h in hits])
     return out
+
+
+def _outside(index, field):
+    """The fragments of the latest version that the index on ``field`` leaves out."""
+    dataset = index.snapshot().dataset
+    segments = [s for d in dataset.describe_indices() if list(d.field_names) == [field] for s in d.segments]
+    assert segments, f"an index on {field}"
+    return {f.fragment_id for f in dataset.get_fragments()} - set().union(*(s.fragment_ids for s in segments))
 
 
 def _up_to_ties(ranked):
@@ -130,3 +138,26 @@ def test_upkeep_brings_appended_rows_under_the_indexes_and_answers_as_before(app
     assert {h.key for h in hits} == {f"acme-ana-later{i}" for i in range(3)}
     text = [d for d in index.snapshot().dataset.describe_indices() if d.name == "text_idx"][0]
     assert len(text.segments) == 2  # the base optimize built, and one delta merged into
+
+
+def test_upkeep_extends_the_prefilter_bitmaps_with_the_text_index(appended, monkeypatch):
+    """Past ``TEND_INDEX_AT_ROWS`` appended rows, ``tend`` extends the namespace, kind and status
+    bitmaps over them with the text and vector indexes, and leaves the fact_id B-tree that deletes
+    read as ``optimize`` left it. Both legs answer as before, and a delete still finds its rows."""
+    from memory_core.adapters.lance import projector
+
+    index = appended.projector.index
+    before = _answers(appended, "vector_only")
+    assert all(_outside(index, field) for field in ("text", "namespace", "kind", "status", "fact_id"))
+    monkeypatch.setattr(projector, "TEND_INDEX_AT_ROWS", 1)
+    appended.projector.tend()
+    assert not any(_outside(index, field) for field in ("text", "vector", "namespace", "kind", "status"))
+    assert _outside(index, "fact_id")
+    assert _answers(appended, "vector_only") == before
+    tool = _tool(appended, "globex", "ana")
+    tool.set("globex-ana-later", "a later walk by the river")
+    appended.projector.flush(settle=False)
+    assert _outside(index, "namespace"), "later rows: outside until the next round"
+    assert tool.recall("a later walk by the river", k=3, recipe="bm25_only").hits[0].key == "globex-ana-later"
+    appended.projector.flush()  # deletes the replaced rows through the fact_id B-tree
+    assert not appended.projector.consistency().duplicated
