@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import lance
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -186,9 +187,9 @@ def test_rows_that_do_not_fit_the_table_are_read_back_not_held(tmp_path, caplog)
     index.prewarm(vector_budget_bytes=BUDGET)
     index.snapshot()
     rows = _rows(range(30, 33), generation=0, seed=1)
-    committed = index.table.add(rows)
+    committed = lance.write_dataset(rows, index._source.uri, mode="append")
     odd = rows.set_column(rows.schema.get_field_index("fact_id"), "fact_id", pa.array([[1], [2], [3]]))
-    index._source.appended(committed.version, odd)
+    index._source.appended(committed, odd)
     assert index.hold_appended() == 0
     assert "read back instead of held" in caplog.text
     newest = max(index.snapshot().dataset.get_fragments(), key=lambda f: f.fragment_id)

@@ -164,7 +164,7 @@ class LanceIndex(SearchStructures):
         # Lance's append: LanceDB's hops to its event loop and checks the rows (6.6 ms to Lance's 4.2)
         committed = lance.write_dataset(data, self._source.uri, mode="append")
         self.note_appended(data.num_rows)
-        self._source.appended(committed.version, data)  # held from what was written: hold_appended
+        self._source.appended(committed, data)  # held from what was written: hold_appended
 
     @one_writer
     def append_states(self, rows: pa.Table | None, served: dict[str, str | None]) -> None:

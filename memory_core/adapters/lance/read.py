@@ -264,7 +264,7 @@ class SnapshotSource:
         self._latest: IndexSnapshot | None = None
         self._lock = threading.Lock()
         self.resident = resident or ResidentColumns()
-        self._appended: deque[tuple[int, pa.Table]] = deque(maxlen=_APPENDED_KEPT)
+        self._appended: deque[tuple[Any, pa.Table]] = deque(maxlen=_APPENDED_KEPT)
 
     def latest(self) -> IndexSnapshot:
         with self._lock:
@@ -276,12 +276,12 @@ class SnapshotSource:
                 self.resident.prune(self._latest.dataset)
             return self._latest
 
-    def appended(self, version: int, rows: pa.Table) -> None:
-        """``rows`` were appended by this process as ``version`` (its commit, whose one new
-        fragment holds them in order): kept for ``hold_appended``, if small (a bulk write's
-        fragments are loaded as searches read them)."""
+    def appended(self, committed: Any, rows: pa.Table) -> None:
+        """``rows`` were appended by this process as the version ``committed`` (the dataset its
+        append answered, whose one new fragment holds them in order): kept for
+        ``hold_appended``, if small (a bulk write's fragments are loaded as searches read them)."""
         if rows.nbytes <= _APPENDED_MAX_BYTES:
-            self._appended.append((version, rows))
+            self._appended.append((committed, rows))
 
     def hold_appended(self) -> int:
         """Hold the fragments of the appends ``appended`` kept from the rows written
@@ -290,25 +290,17 @@ class SnapshotSource:
         held = 0
         while self._appended:
             try:
-                version, rows = self._appended.popleft()
+                committed, rows = self._appended.popleft()
             except IndexError:  # another thread took the last one
                 break
             try:
-                held += self._hold_appended(version, rows)
+                held += self._hold_appended(committed, rows)
             except (OSError, ValueError, TypeError, pa.ArrowException) as exc:
                 # The rows are written either way; only the read a search saves is lost.
                 log.warning("an appended fragment is read back instead of held from its rows: %s", exc)
         return held
 
-    def _hold_appended(self, version: int, rows: pa.Table) -> int:
-        latest = self._latest
-        if latest is not None and latest.version == version:
-            dataset = latest.dataset
-        else:
-            with self._lock:
-                if self._base is None:
-                    return 0
-                dataset = self._base.checkout_version(version)
+    def _hold_appended(self, dataset: Any, rows: pa.Table) -> int:
         if dataset.has_stable_row_ids:
             return 0
         # Fragment ids only grow: the append's one new fragment is the version's highest.
