@@ -3,8 +3,7 @@ state; an older row waits, never served, until the index settles: ``served``).
 
 Every column search filters on lives on the row, so a search never joins back to DuckDB to
 filter. Times are int64 microseconds since the epoch (null: open-ended). Rows appended since the
-last ``optimize`` are still found (Lance scans them), only more slowly; ``unindexed_rows`` says
-how many there are.
+last index round are still found (Lance scans them), more slowly: ``unindexed_rows``.
 """
 
 from __future__ import annotations
@@ -88,7 +87,8 @@ class LanceIndex(SearchStructures):
 
     def _check_meta(self) -> None:
         meta_path = self.folder / META_FILE
-        if meta_path.exists() and (meta := json.loads(meta_path.read_text())):
+        if meta_path.exists():
+            meta = json.loads(meta_path.read_text())
             if (meta["embedder"], meta["dim"]) != (self.embedder_name, self.dim):
                 raise EmbedderMismatch(
                     f"the index in {self.folder} was built with {meta['embedder']} ({meta['dim']}-d); "
