@@ -144,8 +144,8 @@ def test_the_held_leg_steps_aside_without_a_budget_or_past_its_rows(tmp_path):
     snapshot = index.snapshot()
     assert len(snapshot.nearest_held(vector, flat, 5, LEG_COLUMNS)) == 5
     resident = index._source.resident
-    assert held_parts(resident, resident.held_vectors, snapshot.dataset, flat, max_rows=9) is None  # ana has 10
-    assert held_parts(resident, resident.held_vectors, snapshot.dataset, flat, max_rows=10) is not None
+    assert held_parts(resident, snapshot.dataset, flat, max_rows=9) is None  # ana has 10
+    assert held_parts(resident, snapshot.dataset, flat, max_rows=10) is not None
     # a budget the table outgrows: the vectors let go, the leg left to Lance
     index.prewarm(vector_budget_bytes=20 * DIM * 4)
     assert index.snapshot().nearest_held(vector, flat, 5, LEG_COLUMNS) is None

@@ -81,7 +81,7 @@ class HeldVectorCache:
                 self._entries.move_to_end(key)
                 return found[0]
         value = make()
-        size = _nbytes(value)
+        size = int(value.nbytes)  # an array, or ``Candidates``
         with self._lock:
             if key not in self._entries and size <= self.max_bytes:
                 self._entries[key] = (value, size)
@@ -94,12 +94,6 @@ class HeldVectorCache:
         with self._lock:
             self._entries.clear()
             self._bytes = 0
-
-
-def _nbytes(value: Any) -> int:
-    if isinstance(value, Candidates):
-        return value.offsets.nbytes + value.vectors.nbytes + value.norms.nbytes
-    return int(value.nbytes)
 
 
 def _live_offsets(fragment: Any) -> np.ndarray:
@@ -116,6 +110,10 @@ class Candidates:
     offsets: np.ndarray
     vectors: np.ndarray
     norms: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return self.offsets.nbytes + self.vectors.nbytes + self.norms.nbytes
 
 
 def candidates(
@@ -178,12 +176,12 @@ def nearest(parts: Sequence[Part], vector: np.ndarray, limit: int) -> tuple[np.n
     return row_ids[order], found_distances[order]
 
 
-def held_parts(
-    resident: Any, cache: HeldVectorCache, dataset: Any, flat: HeldFilter, *, max_rows: int = HELD_MAX_ROWS
-) -> list[Part] | None:
-    """Per fragment of ``dataset``, what ``nearest`` compares; None when a fragment's vectors are
-    not held (nor loaded now: a large one not read often yet) or the candidates, deleted rows
+def held_parts(resident: Any, dataset: Any, flat: HeldFilter, *, max_rows: int = HELD_MAX_ROWS) -> list[Part] | None:
+    """Per fragment of ``dataset``, what ``nearest`` compares, from what ``resident`` (the
+    ``ResidentColumns``) holds and its ``held_vectors``; None when a fragment's vectors are not
+    held (nor loaded now: a large one not read often yet) or the candidates, deleted rows
     included, are more than ``max_rows``."""
+    cache: HeldVectorCache = resident.held_vectors
     parts: list[Part] = []
     total = 0
     for fragment in dataset.get_fragments():

@@ -66,8 +66,9 @@ SPAN_COLUMNS = ("valid_at", "invalid_at", "expires_at")
 OPEN_END = np.iinfo(np.int64).max
 
 log = logging.getLogger(__name__)
-# Appends kept for ``SnapshotSource.hold_appended`` at most, each of at most this many bytes: in a
-# process with no upkeep thread they wait there until newer ones push them out.
+# Appends kept for ``SnapshotSource.hold_appended`` at most (with the dataset handle each commit
+# answered), each of at most this many bytes: in a process with no upkeep thread they wait there
+# until newer ones push them out.
 _APPENDED_KEPT = 16
 _APPENDED_MAX_BYTES = 1 << 20
 
@@ -165,7 +166,7 @@ class IndexSnapshot:
         namespace's rows are too many to compare one by one."""
         if self._resident is None or "vector" not in self._held_names():
             return None
-        parts = held_parts(self._resident, self._resident.held_vectors, self.dataset, where)
+        parts = held_parts(self._resident, self.dataset, where)
         if parts is None:
             return None
         row_ids, distances = nearest(parts, vector, limit)
