@@ -9,16 +9,24 @@ An API key per client identity is made before the service starts. Then, on the c
    pacing, 1 client then ``--clients``, ``--baseline-seconds`` each; each get overhead target is
    then split into this floor and the memory stack's own share (``service_load/floor.py``);
    ``--floor-httpx`` adds the N-client floor through ``httpx`` (the wire the client used before);
-1. in-process baselines, the service not running: the same client loop on ``Memory.open``'s tool,
-   one thread, then ``--clients`` threads, ``--baseline-seconds`` each, the library set up as the
-   service sets it up (the index prewarmed, the process tuned, an upkeep thread), so that the
-   difference is HTTP's;
-2. the service as a real subprocess (``serve`` on 127.0.0.1, port 0), reached over HTTP through
-   ``RemoteMemory``: one client for ``--baseline-seconds`` (the per-request overhead unloaded),
-   then ``--clients`` client processes for ``--seconds`` (the load);
-3. the service stopped with SIGTERM, the home opened again and every acknowledged write read back:
-   the key's live value must be the last acknowledged one (a lost write is an acknowledged version
-   row that is not in the key's history at all).
+1. the 1-thread / 1-client pair: the same client loop on ``Memory.open``'s tool in this process
+   (the library set up as the service sets it up: the index prewarmed, the process tuned, an
+   upkeep thread, so that the difference is HTTP's) and through ``serve`` in a subprocess on
+   127.0.0.1, port 0, by ``RemoteMemory``: ``--baseline-seconds`` a side, the two sides taking
+   turns in ``--blocks`` blocks (in-process first in the even blocks, the service first in the
+   odd ones), each on its own copy of the home, both open for the whole pair, each block's plans
+   the same on both sides. A drift of the shared host between minutes falls on both alike;
+2. the N pair the same way: ``--clients`` threads against as many client processes (spawned
+   once, given one block after another), ``--seconds`` a side, so the in-process side runs as
+   long as the loaded service and meets as many index writes. Per block and op the two p50s
+   are printed, and their difference's median beside the targets. ``--sequential`` runs the
+   earlier order instead (in-process 1 and N threads for ``--baseline-seconds`` each, then the
+   service with 1 client, then N clients for ``--seconds``, its first ``--baseline-seconds``
+   compared with the N threads);
+3. after each pair the service stopped with SIGTERM, each copy opened again and every acknowledged
+   write read back:
+   the key's live value must be the last acknowledged one (a lost write is an acknowledged
+   version row that is not in the key's history at all).
 
 Each client works on its own user's facts with the op mix (``--mix``, default 45% get, 35% set,
 20% recall): a set revises one of the client's facts or adds a new key (half each); a get reads a
@@ -65,6 +73,7 @@ from typing import Any
 # main module) and evals.service_load.clients; the package imports the library lazily too.
 from evals.service_load.home import cached_home
 from evals.service_load.loop import DEFAULT_MIX, parse_mix
+from evals.service_load.paired import run_paired
 from evals.service_load.report import write_report
 from evals.service_load.sequence import Settings, run_sequence
 
@@ -120,6 +129,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="an experiment: the index upkeep's interval in seconds, in the service and the baselines "
         "(default ServiceSettings': 0.02)",
     )
+    parser.add_argument(
+        "--blocks",
+        type=int,
+        default=4,
+        help="each in-process run and its HTTP run take turns in this many blocks (default 4)",
+    )
+    parser.add_argument(
+        "--sequential",
+        action="store_true",
+        help="the runs one after another instead (in-process 1 and N threads, then HTTP 1 and N clients)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the run's copy of the home")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="the JSON result (default /tmp/bench_service-<time>.json)")
@@ -147,6 +167,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rate=args.rate,
         floor=not args.no_floor,
         floor_httpx=args.floor_httpx and not args.no_floor,
+        paired=not args.sequential,
+        blocks=max(1, args.blocks),
     )
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out_path = args.out or Path(tempfile.gettempdir()) / f"bench_service-{stamp}.json"
@@ -157,7 +179,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     built = args.home or Path(".memory/bench_service") / f"home-{args.embedder}-{facts}"
     layout = cached_home(built, facts, args.embedder, args.cache, log)
-    outcome = run_sequence(built, layout["per_user"], settings, log)
+    runner = run_paired if settings.paired else run_sequence
+    outcome = runner(built, layout["per_user"], settings, log)
     command = "python -m evals.bench_service " + " ".join(argv if argv is not None else sys.argv[1:])
     return write_report(outcome, settings, command, out_path, log)
 

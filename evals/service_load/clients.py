@@ -147,8 +147,12 @@ def warm_up(tools: list[Any], clients: int, per_user: list[int], mix: dict, seed
     return out
 
 
-def combine(results: list[dict], seconds: float, window: float | None = None) -> dict[str, Any]:
-    """The clients' figures together; ``window``: only the ops begun in the first ``window`` s."""
+def combine(
+    results: list[dict], seconds: float, window: float | None = None, wall: float | None = None
+) -> dict[str, Any]:
+    """The clients' figures together; ``window``: only the ops begun in the first ``window`` s;
+    ``wall``: the seconds the results took (blocks run apart: the sum of theirs), else the
+    longest client's."""
     import numpy as np
 
     from evals.metrics import quantile_interval
@@ -170,7 +174,8 @@ def combine(results: list[dict], seconds: float, window: float | None = None) ->
         errors.update(r["errors"])
         verdicts.update(r["verdicts"])
         checks.update(r["checks"])
-    wall = max(r["wall_s"] for r in results)
+    if wall is None:
+        wall = max(r["wall_s"] for r in results)
     if window is not None:
         wall = min(wall, window)
     ops = sum(len(v) for v in latency.values())

@@ -76,6 +76,17 @@ def run_labels(settings: Settings) -> dict[str, str]:
     """Each run's label in the table and the log, in the order the report shows them."""
     clients, base_s = settings.clients, settings.baseline_s
     pace = f", {settings.rate:g}/s each" if settings.rate else ""
+    if settings.paired:  # each side as long as the other, taking turns
+        turns = f", {settings.blocks} blocks" if settings.blocks > 1 else ""
+        return {
+            "floor_1": "bare HTTP floor, 1 client",
+            "floor_n": f"bare HTTP floor, {clients} clients{pace}",
+            "floor_n_httpx": f"bare HTTP floor through httpx, {clients} clients{pace}",
+            "inproc_1": f"in-process, 1 thread, {base_s:g} s{turns}",
+            "http_1": f"HTTP, 1 client, {base_s:g} s{turns}",
+            "inproc_n": f"in-process, {clients} threads{pace}, {settings.seconds:g} s{turns}",
+            "http_n": f"HTTP, {clients} clients{pace}, {settings.seconds:g} s{turns}",
+        }
     return {
         "floor_1": "bare HTTP floor, 1 client",
         "floor_n": f"bare HTTP floor, {clients} clients{pace}",
@@ -120,15 +131,19 @@ def judge(runs: dict[str, dict], outcome: Outcome, settings: Settings) -> tuple[
             "{:+.2f} ms",
         )
         if "inproc_n" in runs:
+            span = "interleaved" if settings.paired else "first"
             target(
                 f"{op}: service adds <= {limit:g} ms at p50 ({clients} clients vs {clients} threads, "
-                f"first {runs[loaded]['wall_s']:.0f} s each)",
+                f"{span} {runs[loaded]['wall_s']:.0f} s each)",
                 delta(loaded, "inproc_n", op),
                 limit,
                 "{:+.2f} ms",
             )
     results["floor"] = floor_split(runs, loaded, verdict_lines)
+    results["paired"] = paired_lines(runs, verdict_lines)
     for run, who in (("http_n", f"{clients} clients"), ("http_1", "1 client")):
+        if run not in runs:  # one client: its pair is the only one
+            continue
         recall = runs[run]["per_op"].get("recall", {})
         target(
             f"recall p95 through HTTP <= {TARGET_RECALL_P95_MS:g} ms ({who}, {settings.facts:,} facts)",
@@ -151,6 +166,26 @@ def judge(runs: dict[str, dict], outcome: Outcome, settings: Settings) -> tuple[
     )
     results["service stopped cleanly"] = {"value": stopped["returncode"], "pass": stopped["clean"]}
     return results, verdict_lines
+
+
+def paired_lines(runs: dict[str, dict], lines: list[str]) -> dict[str, Any]:
+    """Interleaved runs: per HTTP run and op, the service's p50 minus the in-process one block by
+    block, and their median (what the host's drift between blocks does not move). Appends a line
+    per run and op to ``lines``; returns the figures."""
+    out: dict[str, Any] = {}
+    for name in ("http_1", "http_n"):
+        deltas = runs.get(name, {}).get("paired_deltas")
+        if not deltas:
+            continue
+        out[name] = deltas
+        for op in ("get", "set", "recall"):
+            if op in deltas:
+                shown = ", ".join(f"{d:+.2f}" for d in deltas[op]["blocks_ms"])
+                lines.append(
+                    f"-      {op} ({name}): the service's p50 minus the in-process one, block by block: "
+                    f"{shown} ms (median {deltas[op]['median_ms']:+.2f})"
+                )
+    return out
 
 
 def interval_text(figures: dict[str, Any]) -> str:
@@ -214,6 +249,7 @@ def write_report(outcome: Outcome, settings: Settings, command: str, out_path: P
     md = table(runs, labels, base_for)
     results, verdict_lines = judge(runs, outcome, settings)
     floor = results.pop("floor")
+    paired = results.pop("paired")
     report = {
         "at": datetime.now(timezone.utc).isoformat(),
         "tree": tree_state(),
@@ -236,6 +272,8 @@ def write_report(outcome: Outcome, settings: Settings, command: str, out_path: P
         "writes": outcome.writes,
         "targets": results,
         "floor": floor,
+        "paired": paired,
+        "blocks": settings.blocks if settings.paired else None,
         "table_md": md,
     }
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -246,6 +284,7 @@ def write_report(outcome: Outcome, settings: Settings, command: str, out_path: P
         f"({settings.client_mode}es, {pace_text(settings.rate)}), {seconds:g} s loaded, baselines {base_s:g} s; mix "
         + ", ".join(f"{op} {share:.0%}" for op, share in mix.items())
         + f"; {os.cpu_count()} CPUs"
+        + (f"; each in-process run interleaved with its HTTP run, {settings.blocks} blocks" if settings.paired else "")
     )
     log("latencies in ms as the client sees them; (×) = ratio to the in-process run of the same concurrency")
     log("")

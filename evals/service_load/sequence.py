@@ -45,6 +45,8 @@ class Settings:
     floor: bool = True  # first, the bare round trip at 1 and N clients (``floor``)
     floor_httpx: bool = False  # and the N-client one again through httpx (the wire the client left)
     upkeep_interval: float | None = None  # the service's (and the baselines' upkeep); None: the default
+    paired: bool = True  # each in-process run interleaved with its HTTP run (``paired``); else one after another
+    blocks: int = 4  # paired: how many blocks each side of a pair takes turns in
 
 
 @dataclass
@@ -88,7 +90,7 @@ def run_floor(settings: Settings, per_user: list[int], log) -> dict[str, dict]:
 
 
 @contextmanager
-def _upkeep(memory: Any, interval_s: float) -> Iterator[None]:
+def upkeep_running(memory: Any, interval_s: float) -> Iterator[None]:
     """An index upkeep thread on ``memory`` while the block runs, as the service runs one."""
     from memory_core.api.upkeep import IndexUpkeep
 
@@ -133,7 +135,7 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
                 interval = served.upkeep_interval_s if settings.upkeep_interval is None else settings.upkeep_interval
                 with (
                     tuned_process(blas_threads=served.blas_threads, freeze=served.freeze_survivors),
-                    _upkeep(memory, interval),
+                    upkeep_running(memory, interval),
                 ):
                     tools = [memory.for_run(key_identity(k), origin="bench") for k in keys]
                     acks.append(warm_up(tools, clients, per_user, mix, seed + 100 + n, min(3.0, base_s)))
@@ -194,6 +196,13 @@ def run_sequence(built: Path, per_user: list[int], settings: Settings, log) -> O
             log(f"kept the runs' homes under {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
+    return outcome_of(runs, chronological, checks, stops, startups, log)
+
+
+def outcome_of(
+    runs: dict[str, dict], chronological: list[dict], checks: list[dict], stops: list[dict], startups: list[float], log
+) -> Outcome:
+    """The runs' ``Outcome``: every copy's read-back summed, and the service's stops together."""
     writes = {
         "checked": sum(c["checked"] for c in checks),
         "lost": sum(c["lost"] for c in checks),
