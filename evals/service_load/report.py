@@ -76,21 +76,20 @@ def run_labels(settings: Settings) -> dict[str, str]:
     """Each run's label in the table and the log, in the order the report shows them."""
     clients, base_s = settings.clients, settings.baseline_s
     pace = f", {settings.rate:g}/s each" if settings.rate else ""
+    floors = {
+        "floor_1": "bare HTTP floor, 1 client",
+        "floor_n": f"bare HTTP floor, {clients} clients{pace}",
+        "floor_n_httpx": f"bare HTTP floor through httpx, {clients} clients{pace}",
+    }
     if settings.paired:  # each side as long as the other, taking turns
         turns = f", {settings.blocks} blocks" if settings.blocks > 1 else ""
-        return {
-            "floor_1": "bare HTTP floor, 1 client",
-            "floor_n": f"bare HTTP floor, {clients} clients{pace}",
-            "floor_n_httpx": f"bare HTTP floor through httpx, {clients} clients{pace}",
+        return floors | {
             "inproc_1": f"in-process, 1 thread, {base_s:g} s{turns}",
             "http_1": f"HTTP, 1 client, {base_s:g} s{turns}",
             "inproc_n": f"in-process, {clients} threads{pace}, {settings.seconds:g} s{turns}",
             "http_n": f"HTTP, {clients} clients{pace}, {settings.seconds:g} s{turns}",
         }
-    return {
-        "floor_1": "bare HTTP floor, 1 client",
-        "floor_n": f"bare HTTP floor, {clients} clients{pace}",
-        "floor_n_httpx": f"bare HTTP floor through httpx, {clients} clients{pace}",
+    return floors | {
         "inproc_1": "in-process, 1 thread",
         "inproc_n": f"in-process, {clients} threads{pace}",
         "http_1": "HTTP, 1 client",
@@ -178,7 +177,7 @@ def paired_lines(runs: dict[str, dict], lines: list[str]) -> dict[str, Any]:
         if not deltas:
             continue
         out[name] = deltas
-        for op in ("get", "set", "recall"):
+        for op in OPS:
             if op in deltas:
                 shown = ", ".join(f"{d:+.2f}" for d in deltas[op]["blocks_ms"])
                 lines.append(
